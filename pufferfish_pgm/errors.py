@@ -1,0 +1,88 @@
+"""Errors raised by pufferfish_pgm.
+
+Every error is a :class:`PufferfishError`; each subclass also inherits the fitting built-in
+exception, so ``except ValueError`` keeps working for callers who do not know this library.
+Messages name the offending node, state or value and say how to fix it.
+
+Examples
+--------
+>>> from pufferfish_pgm.errors import InvalidParameterError, PufferfishError
+>>> try:
+...     raise InvalidParameterError("epsilon must be > 0, got -1; pass a positive float")
+... except ValueError as err:
+...     isinstance(err, PufferfishError)
+True
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CompositionError",
+    "ImpossibleSecretError",
+    "InvalidDataError",
+    "InvalidModelError",
+    "InvalidParameterError",
+    "LimitExceededError",
+    "ModelFileError",
+    "ModelFileNotFoundError",
+    "ParameterTypeError",
+    "PufferfishError",
+    "ScenarioClassError",
+    "UnknownNodeError",
+    "UnknownStateError",
+]
+
+
+class PufferfishError(Exception):
+    """Root of every error raised on purpose by pufferfish_pgm."""
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0]) if self.args else self.__class__.__name__
+
+
+class InvalidModelError(PufferfishError, ValueError):
+    """A model is not a valid probability model (bad CPD, non-stochastic matrix, ...)."""
+
+
+class ModelFileNotFoundError(PufferfishError, FileNotFoundError):
+    """A model file does not exist."""
+
+
+class ModelFileError(PufferfishError, ValueError):
+    """A model file exists but cannot be read as BIF, XMLBIF or chain JSON."""
+
+
+class ScenarioClassError(PufferfishError, ValueError):
+    """The members of a scenario class disagree on nodes or states, or the class is empty."""
+
+
+class UnknownNodeError(PufferfishError, KeyError):
+    """A node name that the model does not have."""
+
+
+class UnknownStateError(PufferfishError, KeyError):
+    """A state name that the node does not have."""
+
+
+class ImpossibleSecretError(PufferfishError, ValueError):
+    """A secret has probability zero under every scenario of the class."""
+
+
+class InvalidParameterError(PufferfishError, ValueError):
+    """A numeric parameter (epsilon, scale, length, ...) is out of range."""
+
+
+class ParameterTypeError(PufferfishError, TypeError):
+    """A parameter has the wrong type (for example a string or a bool as epsilon)."""
+
+
+class InvalidDataError(PufferfishError, ValueError):
+    """Data given for release or fitting lies outside the model's domain."""
+
+
+class LimitExceededError(PufferfishError, ValueError):
+    """A computation would exceed a configured size limit (raise the limit to proceed)."""
+
+
+class CompositionError(PufferfishError, ValueError):
+    """A composition of releases whose privacy is not proven was requested."""
