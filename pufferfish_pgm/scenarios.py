@@ -446,9 +446,12 @@ def default_model_path(name: str) -> Path:
     """
     from importlib.resources import files
 
-    path = Path(str(files("pufferfish_pgm.models").joinpath(name)))
+    try:
+        path = Path(str(files("pufferfish_pgm.models").joinpath(name)))
+    except ModuleNotFoundError:  # imported from a source tree that is not installed
+        path = Path(__file__).resolve().parent.parent / "models" / name
     if not path.is_file():
         from .errors import ModelFileNotFoundError
 
-        raise ModelFileNotFoundError(f"no bundled model named {name!r}")
+        raise ModelFileNotFoundError(f"no bundled model named {name!r}; see models/README.md")
     return path
