@@ -34,12 +34,12 @@ def _log_density(grid: np.ndarray, log_mass: np.ndarray, scale: float) -> np.nda
     ``L_k = m_k + L_{k-1} e^{-(x_k - x_{k-1})/scale}``; the right sum (``i > k``) mirrors it.
     Everything stays in log space, so tiny scales cannot underflow to 0/0.
     """
-    c = (grid - grid[0]) / scale
-    with np.errstate(invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow -> inf/NaN -> reported inf
+        c = (grid - grid[0]) / scale
         left = np.logaddexp.accumulate(log_mass + c) - c
         tail = np.logaddexp.accumulate((log_mass - c)[::-1])[::-1]
         right = np.append(tail[1:], -np.inf) + c
-    return np.logaddexp(left, right)
+        return np.logaddexp(left, right)
 
 
 def log_densities(

@@ -28,14 +28,14 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 
 from . import _lossfn
 from ._checks import positive_finite
-from .errors import InvalidModelError, InvalidParameterError, ParameterTypeError
+from ._distribution import DiscreteDistribution, as_distribution
+from .errors import InvalidParameterError, ParameterTypeError
 
 __all__ = [
     "CDF_TOLERANCE",
@@ -51,221 +51,7 @@ __all__ = [
 ]
 
 CDF_TOLERANCE = 1e-12
-_SUM_TOLERANCE = 1e-9
 _AUDIT_SLACK = 1e-12  # relative slack when comparing a realised epsilon with its target
-
-
-def _float_array(name: str, values: object) -> np.ndarray:
-    """``values`` as a 1-D float64 array, refusing strings, booleans and ragged input."""
-    raw = np.asarray(values)
-    if raw.dtype.kind not in "iuf":
-        raise ParameterTypeError(
-            f"{name} must hold real numbers, got dtype {raw.dtype} ({values!r}); pass a "
-            f"list or numpy array of floats"
-        )
-    if raw.ndim != 1 or raw.size == 0:
-        raise InvalidModelError(
-            f"{name} must be a non-empty 1-D array, got shape {raw.shape}; a distribution "
-            f"needs at least one support point with positive probability"
-        )
-    return raw.astype(np.float64)
-
-
-def _check_support(support: np.ndarray) -> None:
-    bad = np.flatnonzero(~np.isfinite(support))
-    if bad.size:
-        raise InvalidModelError(
-            f"support point {support[bad[0]]!r} (index {bad[0]}) is not finite; every value "
-            f"of a distribution must be a finite real number"
-        )
-
-
-def _check_probs(support: np.ndarray, probs: np.ndarray, strict: bool) -> None:
-    bad = np.flatnonzero(~np.isfinite(probs) | (probs <= 0 if strict else probs < 0))
-    if bad.size:
-        k = bad[0]
-        need = "> 0 (drop zero-probability points)" if strict else ">= 0"
-        raise InvalidModelError(
-            f"probability {probs[k]!r} of value {support[k]!r} is invalid: probabilities "
-            f"must be finite and {need}"
-        )
-    total = float(np.sum(probs))
-    if abs(total - 1.0) > _SUM_TOLERANCE:
-        raise InvalidModelError(
-            f"probabilities sum to {total!r}, not 1 (tolerance {_SUM_TOLERANCE}); divide "
-            f"them by their sum to normalise"
-        )
-
-
-@dataclass(frozen=True, eq=False)
-class DiscreteDistribution:
-    """A finite distribution on the real line (immutable, validated on construction).
-
-    Parameters
-    ----------
-    support : array_like
-        Strictly increasing finite values.
-    probs : array_like
-        Their probabilities: finite, > 0, summing to 1 within 1e-9 (then renormalised
-        exactly). Use :meth:`from_arrays` to merge repeated values and drop zero masses.
-
-    Examples
-    --------
-    >>> d = DiscreteDistribution.from_dict({3: 0.25, 1: 0.75})
-    >>> d.support.tolist(), d.probs.tolist(), d.mean()
-    ([1.0, 3.0], [0.75, 0.25], 1.5)
-    >>> float(d.cdf(2.0)), float(d.quantile(0.8))
-    (0.75, 3.0)
-    """
-
-    support: np.ndarray
-    probs: np.ndarray
-
-    def __post_init__(self) -> None:
-        support = _float_array("support", self.support)
-        probs = _float_array("probs", self.probs)
-        if support.shape != probs.shape:
-            raise InvalidModelError(
-                f"support has {support.size} values but probs has {probs.size}; pass one "
-                f"probability per support point"
-            )
-        _check_support(support)
-        if np.any(np.diff(support) <= 0):
-            raise InvalidModelError(
-                f"support {support.tolist()!r} is not strictly increasing; use "
-                f"DiscreteDistribution.from_arrays to sort and merge repeated values"
-            )
-        _check_probs(support, probs, strict=True)
-        probs = probs / np.sum(probs)
-        cum = np.cumsum(probs)
-        cum[-1] = 1.0
-        for name, arr in (("support", support), ("probs", probs), ("_cum", cum)):
-            arr.setflags(write=False)
-            object.__setattr__(self, name, arr)
-
-    @classmethod
-    def from_arrays(cls, support: object, probs: object) -> DiscreteDistribution:
-        """Build from parallel arrays, merging equal values and dropping zero masses.
-
-        Examples
-        --------
-        >>> DiscreteDistribution.from_arrays([2, 0, 2, 5], [0.25, 0.5, 0.25, 0.0]).probs
-        array([0.5, 0.5])
-        """
-        s = _float_array("support", support)
-        p = _float_array("probs", probs)
-        if s.shape != p.shape:
-            raise InvalidModelError(
-                f"support has {s.size} values but probs has {p.size}; pass one probability "
-                f"per support point"
-            )
-        _check_support(s)
-        _check_probs(s, p, strict=False)
-        values, inverse = np.unique(s, return_inverse=True)
-        merged = np.bincount(inverse, weights=p, minlength=values.size)
-        keep = merged > 0
-        return cls(values[keep], merged[keep])
-
-    @classmethod
-    def from_dict(cls, mapping: Mapping[float, float]) -> DiscreteDistribution:
-        """Build from a mapping ``value -> probability`` (zero probabilities are dropped).
-
-        Examples
-        --------
-        >>> DiscreteDistribution.from_dict({1: 0.4, 3: 0.0, 5: 0.6}).support
-        array([1., 5.])
-        """
-        if not isinstance(mapping, Mapping):
-            raise ParameterTypeError(
-                f"expected a dict value -> probability, got the {type(mapping).__name__} "
-                f"{mapping!r}"
-            )
-        if not mapping:
-            raise InvalidModelError("the distribution {} is empty; give at least one value")
-        return cls.from_arrays(list(mapping.keys()), list(mapping.values()))
-
-    @classmethod
-    def point(cls, value: float) -> DiscreteDistribution:
-        """The point mass at ``value``.
-
-        Examples
-        --------
-        >>> DiscreteDistribution.point(5).mean()
-        5.0
-        """
-        return cls(np.array([value], dtype=np.float64), np.array([1.0]))
-
-    def cdf(self, x: object) -> np.ndarray | float:
-        """``P(X <= x)`` (right-continuous); a float for scalar ``x``.
-
-        Examples
-        --------
-        >>> DiscreteDistribution.from_dict({0: 0.5, 1: 0.5}).cdf([-1, 0, 0.5, 1])
-        array([0. , 0.5, 0.5, 1. ])
-        """
-        xs = np.asarray(x, dtype=np.float64)
-        if np.isnan(xs).any():
-            raise InvalidParameterError(f"cdf argument {x!r} contains NaN")
-        out = np.concatenate(([0.0], self._cum))[np.searchsorted(self.support, xs, "right")]
-        return float(out) if out.ndim == 0 else out
-
-    def quantile(self, u: object) -> np.ndarray | float:
-        """Generalised inverse ``inf{x : F(x) >= u}`` for ``u`` in [0, 1].
-
-        ``quantile(0)`` is the smallest support point.
-
-        Examples
-        --------
-        >>> DiscreteDistribution.from_dict({0: 0.5, 1: 0.5}).quantile([0.0, 0.5, 0.51, 1.0])
-        array([0., 0., 1., 1.])
-        """
-        us = np.asarray(u, dtype=np.float64)
-        if np.isnan(us).any() or (us < 0).any() or (us > 1).any():
-            raise InvalidParameterError(f"quantile levels must lie in [0, 1], got {u!r}")
-        idx = np.minimum(np.searchsorted(self._cum, us, "left"), self.support.size - 1)
-        out = self.support[idx]
-        return float(out) if out.ndim == 0 else out
-
-    def mean(self) -> float:
-        """The expectation ``sum_x x P(x)``."""
-        return float(np.dot(self.support, self.probs))
-
-    def convolve(self, other: DiscreteDistribution) -> DiscreteDistribution:
-        """Distribution of ``X + Y`` for independent ``X ~ self`` and ``Y ~ other``.
-
-        Sums of non-integer values that differ only by rounding are kept apart.
-
-        Examples
-        --------
-        >>> coin = DiscreteDistribution.from_dict({0: 0.5, 1: 0.5})
-        >>> coin.convolve(coin).probs
-        array([0.25, 0.5 , 0.25])
-        """
-        other = as_distribution(other, "other")
-        sums = np.add.outer(self.support, other.support).ravel()
-        return DiscreteDistribution.from_arrays(sums, np.outer(self.probs, other.probs).ravel())
-
-    def is_integer(self) -> bool:
-        """True when every support point is an integer."""
-        return bool(np.all(np.floor(self.support) == self.support))
-
-
-def as_distribution(value: object, name: str = "distribution") -> DiscreteDistribution:
-    """Accept a :class:`DiscreteDistribution` or a dict ``value -> probability``.
-
-    Examples
-    --------
-    >>> as_distribution({2: 1.0}).support
-    array([2.])
-    """
-    if isinstance(value, DiscreteDistribution):
-        return value
-    if isinstance(value, Mapping):
-        return DiscreteDistribution.from_dict(value)
-    raise ParameterTypeError(
-        f"{name} must be a DiscreteDistribution or a dict value -> probability, got the "
-        f"{type(value).__name__} {value!r}"
-    )
 
 
 # ---------------------------------------------------------------- optimal transport in 1-D
@@ -319,9 +105,10 @@ def kantorovich_delta_star(mu_a: object, mu_b: object) -> float:
     Where ``F_a(x) > F_b(x)``: ``Δ*(x) = min{Δ > 0 : F_a(x) <= F_b(x + Δ)}``, largest at the
     left end of each constant stretch of the CDFs. Where ``F_a(x) < F_b(x)``:
     ``Δ*(x) = inf{Δ > 0 : F_a(x) >= F_b(x - Δ)}``, which grows with ``x`` across a stretch, so
-    its supremum is the limit at the stretch's right end. (Evaluating this case only at
-    support points, as the paper's Theorem 4 does for ``x`` in the alphabet, can miss it.)
-    In 1-D the result equals :func:`w_infinity`.
+    its supremum is the limit at the stretch's right end: evaluating this case only at support
+    points, with real ``Δ``, would miss leftward transport (``δ_5`` against ``δ_0`` would give
+    0); on an integer alphabet with integer ``Δ``, as in the paper's examples, the two agree.
+    In 1-D the result equals :func:`w_infinity` (a separate computation; tests compare them).
 
     Examples
     --------
@@ -444,9 +231,42 @@ def _prepare_pairs(pairs: object, discrete: bool) -> list[tuple[np.ndarray, ...]
     return prepared
 
 
+def _noiseless_epsilon(prepared: list) -> float:
+    """``lim_{scale -> 0}`` of the realised ε: ``max |log mu_a(x) / mu_b(x)|`` (inf if the
+    supports differ), the privacy loss of releasing ``F`` itself."""
+    worst = 0.0
+    for _, _, la, lb in prepared:
+        if not np.array_equal(np.isfinite(la), np.isfinite(lb)):
+            return float("inf")
+        both = np.isfinite(la)
+        worst = max(worst, float(np.max(np.abs(la[both] - lb[both]))))
+    return worst
+
+
 def _passes(prepared: list, scale: float, epsilon: float) -> bool:
     limit = epsilon * (1.0 + _AUDIT_SLACK)
     return all(_lossfn.pair_epsilon(g, la, lb, scale)[0] <= limit for _, g, la, lb in prepared)
+
+
+def _passing_upper(prepared: list, eps: float, upper: object) -> float:
+    """The caller's ``upper`` after checking it passes, or the proven bound ``max W∞ / ε``."""
+    w_max = max(p[0] for p in prepared)
+    if upper is not None:
+        hi = positive_finite("upper", upper)
+        if not _passes(prepared, hi, eps):
+            raise InvalidParameterError(
+                f"upper={hi!r} does not pass the audit at epsilon={eps!r}; leave upper=None "
+                f"to start from max W∞/ε = {w_max / eps!r}"
+            )
+        return hi
+    hi = w_max / eps
+    if not _passes(prepared, hi, eps):  # W∞ ignores sub-1e-12 slivers: use the diameter
+        hi = max(float(g[-1] - g[0]) for _, g, _, _ in prepared) / eps
+    for _ in range(100):  # both bounds are theorems: only rounding can make them fail
+        if _passes(prepared, hi, eps):
+            return hi
+        hi *= 1.0 + 1e-9
+    raise AssertionError(f"internal error: the bound {hi!r} failed the audit")
 
 
 def exact_laplace_scale(
@@ -465,8 +285,32 @@ def exact_laplace_scale(
     ``upper = max W∞ / ε`` always passes: couple each pair monotonically, so
     ``p_a(w) = sum π(x,x') f(w-x) <= sum π(x,x') e^{|x-x'|/λ} f(w-x') <= e^{W∞/λ} p_b(w)``.
     The upper end of the final bracket is returned, so the result passed the exact audit
-    (within a relative slack of 1e-12). If every pair has ``W∞ = 0`` the output laws are
-    identical at any scale and 0.0 is returned: no noise is needed.
+    (within a relative slack of 1e-12).
+
+    Returns 0.0, meaning *no noise is needed*, when releasing ``F`` itself already satisfies
+    ε: every pair has equal supports and ``max_x |log mu_a(x) / mu_b(x)| <= ε`` (this
+    includes identical laws). The realised ε is non-increasing in the scale and
+    tends to that value as the scale tends to 0, so then every scale > 0 passes as well.
+
+    Parameters
+    ----------
+    pairs : sequence of (mu_a, mu_b)
+        Distributions of the query answer under the two secrets of each discriminative pair
+        (and each scenario): :class:`DiscreteDistribution` or dicts value -> probability.
+    epsilon : float
+        Target privacy loss, > 0.
+    discrete : bool
+        Calibrate discrete Laplace noise on integers (requires integer supports; the realised
+        ε equals the continuous one, see :func:`discrete_laplace_pair_epsilon`).
+    upper : float, optional
+        A scale known to pass; default ``max W∞ / ε``.
+    rtol : float
+        Relative width of the final bisection bracket.
+
+    Returns
+    -------
+    float
+        The smallest passing scale up to ``rtol`` (never below the true minimum).
 
     Examples
     --------
@@ -484,23 +328,10 @@ def exact_laplace_scale(
     if not isinstance(discrete, bool):
         raise ParameterTypeError(f"discrete must be True or False, got {discrete!r}")
     prepared = _prepare_pairs(pairs, discrete)
-    w_max = max(p[0] for p in prepared)
-    if upper is None:
-        if w_max == 0.0:
-            return 0.0
-        hi = w_max / eps
-        for _ in range(100):  # the bound is a theorem: only rounding can make it fail
-            if _passes(prepared, hi, eps):
-                break
-            hi *= 1.0 + 1e-9
-    else:
-        hi = positive_finite("upper", upper)
-        if not _passes(prepared, hi, eps):
-            raise InvalidParameterError(
-                f"upper={hi!r} does not pass the audit at epsilon={eps!r}; leave upper=None "
-                f"to start from max W∞/ε = {w_max / eps!r}"
-            )
-    lo = 0.0
+    if _noiseless_epsilon(prepared) <= eps:
+        return 0.0
+    hi = _passing_upper(prepared, eps, upper)
+    lo = 0.0  # fails: the loss tends to the noiseless one (> ε) as the scale tends to 0
     while hi - lo > tol * hi:
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if _passes(prepared, mid, eps) else (mid, hi)

@@ -75,18 +75,25 @@ class LinearQuery:
     def name(self) -> str:
         return "linear(" + ", ".join(f"{s}:{w}" for s, w in self.weights) + ")"
 
-    def weight_table(self, scenarios: Any) -> np.ndarray:
-        """Array ``(len(nodes), k)`` of weights per node and state (node order of ``nodes``)."""
+    def weights_of(self, scenarios: Any, node: Any) -> np.ndarray:
+        """Weights of ``node``'s states (length = its number of states), in model order."""
         cls = as_class(scenarios)
-        nodes = _nodes(cls, self.nodes)
-        table = []
-        for v in nodes:
-            states = cls.states_of(v)
-            row = np.zeros(len(states))
-            for s, w in self.weights:
-                row[cls.state_index(v, s)] = w
-            table.append(row)
-        return np.array(table)
+        row = np.zeros(len(cls.states_of(node)))
+        for s, w in self.weights:
+            row[cls.state_index(node, s)] = w
+        return row
+
+    def weight_table(self, scenarios: Any) -> np.ndarray:
+        """Array ``(len(nodes), max k)`` of weights per node and state (order of ``nodes``).
+
+        Rows of nodes with fewer states are padded with zeros on the right.
+        """
+        cls = as_class(scenarios)
+        rows = [self.weights_of(cls, v) for v in _nodes(cls, self.nodes)]
+        table = np.zeros((len(rows), max(len(r) for r in rows)))
+        for i, r in enumerate(rows):
+            table[i, :len(r)] = r
+        return table
 
     def node_list(self, scenarios: Any) -> tuple:
         """The nodes the query sums over."""
@@ -94,8 +101,9 @@ class LinearQuery:
 
     def lipschitz_for(self, scenarios: Any) -> float:
         """The most F changes when a single node changes state."""
-        table = self.weight_table(scenarios)
-        return float((table.max(axis=1) - table.min(axis=1)).max(initial=0.0))
+        cls = as_class(scenarios)
+        spans = [np.ptp(self.weights_of(cls, v)) for v in _nodes(cls, self.nodes)]
+        return float(max(spans, default=0.0))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,175 @@
+"""Sums of unbounded continuous attributes (``002_*`` §7.1, Lemma 7.1).
+
+**What is protected (absolute error).** For every record ``i`` and every ``x``, an attacker
+cannot tell "``t_i`` lies in ``[x - k, x + k)``" from the neighbouring "``t_i`` lies in
+``[x + k, x + 3k)``" by more than a factor ``e^ε``, whatever independent distributions the
+records have (``002_*`` eq. 8-10): the value is hidden to within ``±k``, while no bound on the
+values is needed. Two values from neighbouring intervals differ by less than ``4k``, so the
+sum is released with Laplace noise of scale ``4k/ε`` (Lemma 7.1).
+
+**What is protected (relative error, ``relative=True``).** The same is done to ``log t_i``
+(``002_*`` §7.1.2): ``t_i`` cannot be told to lie in ``[y e^{-k}, y e^{k})`` rather than in
+the neighbouring ``[y e^{k}, y e^{3k})`` — the paper's factor is ``c = e^{-k}``, see
+:meth:`ContinuousSumMechanism.from_factor`. The released statistic is
+``sum_i log t_i + Laplace(4k/ε)``; transformed back, ``exp(answer / n)`` is the geometric mean
+of the values times the multiplicative noise ``e^{X/n}`` (``n``, the number of records, is
+public in this setting: the records of ``h_1..h_n`` are known to be in the data).
+
+Noise is drawn by :func:`pufferfish_pgm.noise.add_noise` (secure by default; a seeded
+``rng`` is reproducible and not for production).
+
+Examples
+--------
+>>> import numpy as np
+>>> m = ContinuousSumMechanism(epsilon=1.0, k=1000.0)
+>>> m.scale
+4000.0
+>>> rel = m.release([52000.0, 61000.0, 38000.0], rng=np.random.default_rng(0))
+>>> rel.mechanism, rel.scale
+('ContinuousSum', 4000.0)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._checks import positive_finite
+from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
+
+__all__ = ["ContinuousRelease", "ContinuousSumMechanism"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContinuousRelease:
+    """A released noisy statistic.
+
+    Attributes
+    ----------
+    value : float
+        In the values' units: the noisy sum (absolute error) or the noisy geometric mean
+        ``exp(answer / n)`` (relative error).
+    answer : float
+        The noisy query answer itself: ``sum t_i + X`` or ``sum log t_i + X``.
+    scale, epsilon : float
+        Laplace scale of ``X`` and the privacy parameter.
+    mechanism : str
+        ``"ContinuousSum"`` or ``"ContinuousSum(relative)"``.
+    """
+
+    value: float
+    answer: float
+    scale: float
+    epsilon: float
+    mechanism: str
+
+
+def _validated_values(values: object, relative: bool) -> np.ndarray:
+    raw = np.asarray(values)
+    if raw.dtype.kind not in "iuf" or raw.ndim != 1:
+        raise InvalidDataError(
+            f"values must be a 1-D sequence of real numbers, got {values!r} (dtype "
+            f"{raw.dtype}, shape {raw.shape})"
+        )
+    if raw.size == 0:
+        raise InvalidDataError("values is empty; pass at least one record")
+    data = raw.astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(data) | ((data <= 0) if relative else False))
+    if bad.size:
+        i = int(bad[0])
+        need = "finite and > 0 (relative error works on logarithms)" if relative else "finite"
+        raise InvalidDataError(
+            f"values[{i}] = {raw[i].item()!r} is invalid: values must be {need}"
+        )
+    return data
+
+
+def _geometric_mean(log_sum: float, n: int) -> float:
+    try:
+        return math.exp(log_sum / n)
+    except OverflowError:
+        return math.inf
+
+
+@dataclass(frozen=True)
+class ContinuousSumMechanism:
+    """Release the sum of a continuous attribute, hiding each value to within ``±k``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, > 0.
+    k : float
+        Half-width of the protected interval, > 0: in the values' units, or for
+        ``relative=True`` in natural-log units (values hidden to within a factor ``e^k``).
+    relative : bool
+        Protect relative instead of absolute error (work on ``log`` values).
+
+    Examples
+    --------
+    >>> ContinuousSumMechanism(0.5, 2.0).scale   # 4k / ε
+    16.0
+    >>> ContinuousSumMechanism.from_factor(1.0, c=0.5).k == math.log(2.0)
+    True
+    """
+
+    epsilon: float
+    k: float
+    relative: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", positive_finite("epsilon", self.epsilon))
+        object.__setattr__(self, "k", positive_finite("k", self.k))
+        if not isinstance(self.relative, bool):
+            raise ParameterTypeError(f"relative must be True or False, got {self.relative!r}")
+
+    @classmethod
+    def from_factor(cls, epsilon: float, c: float) -> ContinuousSumMechanism:
+        """Relative-error mechanism of ``002_*`` §7.1.2 with factor ``c`` in (0, 1).
+
+        Values are hidden within ``[c y, y / c]``: ``k = log(1 / c)`` on the log scale.
+        """
+        factor = positive_finite("c", c)
+        if factor >= 1.0:
+            raise InvalidParameterError(f"c must lie in (0, 1), got {factor!r}; try c=0.5")
+        return cls(epsilon, -math.log(factor), relative=True)
+
+    @property
+    def sensitivity(self) -> float:
+        """``4k``: how far the sum moves between the two secrets of a pair (Lemma 7.1)."""
+        return 4.0 * self.k
+
+    @property
+    def scale(self) -> float:
+        """Laplace scale ``4k / ε`` (``002_*`` Lemma 7.1)."""
+        return self.sensitivity / self.epsilon
+
+    def release(
+        self, values: object, rng: np.random.Generator | None = None
+    ) -> ContinuousRelease:
+        """Add noise to the sum of ``values`` (or of their logs) and return the release.
+
+        Parameters
+        ----------
+        values : array_like
+            One value per record: finite, and > 0 when ``relative``.
+        rng : numpy.random.Generator, optional
+            ``None`` draws from the OS's secure source; a Generator is reproducible only.
+
+        Raises
+        ------
+        InvalidDataError
+            Naming the first bad row and its value.
+        """
+        from ..noise import add_noise  # imported here so that this module imports on its own
+
+        data = _validated_values(values, self.relative)
+        exact = float(np.sum(np.log(data) if self.relative else data))
+        answer = float(add_noise(exact, self.scale, rng=rng, sensitivity=self.sensitivity))
+        value = _geometric_mean(answer, data.size) if self.relative else answer
+        name = "ContinuousSum(relative)" if self.relative else "ContinuousSum"
+        return ContinuousRelease(
+            value=value, answer=answer, scale=self.scale, epsilon=self.epsilon, mechanism=name
+        )
