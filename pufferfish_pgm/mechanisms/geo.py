@@ -12,6 +12,10 @@ drawn as the sum of two exponentials -scale * (log(1 - U1) + log(1 - U2)), and t
 ``secrets.token_bytes`` (the OS's secure source); a ``numpy.random.Generator`` makes the draws
 reproducible and is meant for tests, not production.
 
+Without ``grid`` the output is the raw floating-point sum, whose low-order bits could in
+principle carry information about the true location (as with textbook floating-point Laplace
+noise); pass a ``grid`` (any spacing much finer than r / epsilon) for production releases.
+
 Examples
 --------
 >>> import numpy as np
