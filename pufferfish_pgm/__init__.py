@@ -1,21 +1,99 @@
 """pufferfish_pgm: Pufferfish privacy for correlated data modelled by Bayesian networks and
-Markov chains."""
+Markov chains.
 
-from .errors import PufferfishError
-from .inference import conditional
+Examples
+--------
+>>> import pufferfish_pgm as pp
+>>> mc = pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 50)
+>>> fw = pp.Framework(mc)
+>>> cal = pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, pp.Count(1))
+>>> cal.scale < pp.GroupDPMechanism(epsilon=1.0).calibrate(fw, pp.Count(1)).scale
+True
+>>> pp.audit(fw, pp.Count(1), cal.scale).epsilon <= 1.0
+True
+"""
+
+from . import noise
+from .accountant import PrivacyAccountant, joint_audit
+from .audit import AuditReport, audit, audit_releases
+from .blowfish import BlowfishLaplaceMechanism, policy_sensitivity
+from .errors import (CompositionError, ImpossibleSecretError, InvalidDataError, InvalidModelError,
+                     InvalidParameterError, LimitExceededError, ModelFileError,
+                     ModelFileNotFoundError, ParameterTypeError, PufferfishError,
+                     ScenarioClassError, UnknownNodeError, UnknownStateError)
+from .inference import conditional, secret_probability
+from .influence import max_influence
+from .mechanisms import multiuser
+from .mechanisms.base import Calibration, Mechanism, PlanEntry, Release
+from .mechanisms.baselines import EntryDPMechanism, GroupDPMechanism
+from .mechanisms.continuous import ContinuousSumMechanism
+from .mechanisms.exact import ExactLaplaceMechanism
+from .mechanisms.geo import PlanarLaplaceMechanism
+from .mechanisms.kantorovich import KantorovichMechanism
+from .mechanisms.markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
+from .mechanisms.wasserstein import WassersteinMechanism
+from .model_files import load_scenarios, save_chain_class
+from .queries import Count, Histogram, LinearQuery
 from .scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
-from .secrets import Framework, JointSecret, NodeSecret, SecretPair, secret_pairs
+from .secrets import (Framework, JointSecret, NodeSecret, SecretPair, compile_secrets,
+                      complete_graph, distance_threshold_graph, partition_graph, secret_pairs)
 
 __all__ = [
+    "AuditReport",
     "BayesianNetworkScenario",
+    "BlowfishLaplaceMechanism",
+    "Calibration",
+    "CompositionError",
+    "ContinuousSumMechanism",
+    "Count",
+    "EntryDPMechanism",
+    "ExactLaplaceMechanism",
     "Framework",
+    "GroupDPMechanism",
+    "Histogram",
+    "ImpossibleSecretError",
+    "InvalidDataError",
+    "InvalidModelError",
+    "InvalidParameterError",
     "JointSecret",
+    "KantorovichMechanism",
+    "LimitExceededError",
+    "LinearQuery",
+    "MQMApproxMechanism",
     "MarkovChainScenario",
+    "MarkovQuiltMechanism",
+    "Mechanism",
+    "ModelFileError",
+    "ModelFileNotFoundError",
     "NodeSecret",
+    "ParameterTypeError",
+    "PlanEntry",
+    "PlanarLaplaceMechanism",
+    "PrivacyAccountant",
     "PufferfishError",
+    "Release",
     "ScenarioClass",
+    "ScenarioClassError",
     "SecretPair",
+    "UnknownNodeError",
+    "UnknownStateError",
+    "WassersteinMechanism",
+    "audit",
+    "audit_releases",
+    "compile_secrets",
+    "complete_graph",
     "conditional",
+    "distance_threshold_graph",
+    "joint_audit",
+    "load_scenarios",
+    "max_influence",
+    "mqm_approx_scale",
+    "multiuser",
+    "noise",
+    "partition_graph",
+    "policy_sensitivity",
+    "save_chain_class",
     "secret_pairs",
+    "secret_probability",
 ]
 __version__ = "0.1.0"

@@ -177,10 +177,11 @@ def audit(args: argparse.Namespace) -> dict:
                                    "target_epsilon": args.epsilon, "worst": str(report.worst)}}
 
 
-def _compare_rows(fw: Framework, query: Any, epsilon: float) -> list[dict]:
+def _compare_rows(fw: Framework, query: Any, epsilon: float) -> tuple[list[dict], list]:
+    """One row per mechanism (scale, exact realised epsilon, seconds) and the calibrations."""
     from .audit import audit as run_audit
 
-    rows = []
+    rows, calibrations = [], []
     for name in MECHANISM_ORDER:
         start = time.perf_counter()
         cal = mechanism(name, epsilon).calibrate(fw, query)
@@ -188,7 +189,8 @@ def _compare_rows(fw: Framework, query: Any, epsilon: float) -> list[dict]:
         realised = run_audit(fw, query, cal.scale).epsilon
         rows.append({"mechanism": name, "scale": cal.scale, "realised_epsilon": realised,
                      "private": bool(realised <= epsilon * (1 + 1e-9)), "seconds": seconds})
-    return rows
+        calibrations.append(cal)
+    return rows, calibrations
 
 
 MECHANISM_ORDER = ("entry", "group", "mqm", "wasserstein", "kantorovich", "kantorovich-relaxed",
@@ -197,7 +199,7 @@ MECHANISM_ORDER = ("entry", "group", "mqm", "wasserstein", "kantorovich", "kanto
 
 def compare(args: argparse.Namespace) -> dict:
     fw, query = _setup(args)
-    rows = _compare_rows(fw, query, args.epsilon)
+    rows, _ = _compare_rows(fw, query, args.epsilon)
     if getattr(args, "plot", None):
         from .plots import plot_scale_vs_epsilon
 
@@ -211,16 +213,13 @@ def compare(args: argparse.Namespace) -> dict:
 
 def demo(args: argparse.Namespace) -> dict:
     fw, query = _setup(args)
-    rows = _compare_rows(fw, query, args.epsilon)
+    rows, calibrations = _compare_rows(fw, query, args.epsilon)
     day = _sample_day(fw.scenarios[0])
-    truth = int(np.sum(np.asarray(day) == query.state)) if isinstance(query, Count) else None
-    released = []
-    for r in rows:
-        cal = mechanism(r["mechanism"], args.epsilon).calibrate(fw, query)
-        released.append(cal.release(day).value)
+    truth = int(np.asarray(calibrations[0].answer(day)).ravel()[0])
+    released = [cal.release(day).value for cal in calibrations]
     text = "\n".join([
         _describe(fw, query, args.epsilon),
-        f"one simulated day; true answer {truth}; each release uses fresh secure noise", "",
+        f"one simulated record; true answer {truth}; each release uses fresh secure noise", "",
         _table(["mechanism", "Laplace scale", "realised eps", "private", "released"],
                [[r["mechanism"], r["scale"], r["realised_epsilon"],
                  "yes" if r["private"] else "NO", v] for r, v in zip(rows, released)]),
@@ -230,7 +229,7 @@ def demo(args: argparse.Namespace) -> dict:
     return {"text": text, "json": {"truth": truth, "rows": rows}}
 
 
-def _sample_day(scenario: Any) -> list:
+def _sample_day(scenario: Any) -> Any:
     """A fixed simulated record (seeded: the demo's data, not its noise)."""
     rng = np.random.default_rng(2024)
     if hasattr(scenario, "transition"):
@@ -239,4 +238,9 @@ def _sample_day(scenario: Any) -> list:
         for _ in range(scenario.length - 1):  # simulation of one short demo record
             x.append(rng.choice(scenario.k, p=scenario.transition[x[-1]]))
         return [scenario.states[i] for i in x]
-    raise InvalidParameterError("the demo simulates a chain; give a chain .json model")
+    codes: dict = {}
+    for v in scenario.nodes:  # ancestral sampling in topological order
+        table = scenario.tables.cpts[v]
+        column = table[(slice(None), *(codes[p] for p in scenario.tables.parents[v]))]
+        codes[v] = int(rng.choice(len(column), p=column))
+    return {v: scenario.states_of(v)[c] for v, c in codes.items()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,12 +47,19 @@ def as_sequences(data: Any) -> list[list]:
     return [items]
 
 
+def _is_na(value: Any) -> bool:
+    """pandas' missing-value markers (pd.NA, pd.NaT) and numpy's NaT, without importing pandas."""
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, (np.datetime64, np.timedelta64)) and np.isnat(value)
+
+
 def _check_values(seqs: list[list]) -> None:
     for r, seq in enumerate(seqs):
         if not seq:
             raise InvalidDataError(f"sequence {r} is empty; drop it or give at least one state")
         for t, v in enumerate(seq):
-            if v is None or (isinstance(v, float) and np.isnan(v)):
+            if v is None or (isinstance(v, float) and np.isnan(v)) or _is_na(v):
                 raise InvalidDataError(
                     f"sequence {r} has a missing value ({v!r}) at position {t}; fill or drop it"
                 )
@@ -104,8 +112,14 @@ def fit_chain(cls: type, sequences: Any, *, length: int | None, states: Sequence
     >>> mc.transition.tolist(), mc.initial.tolist(), mc.length
     ([[0.0, 1.0], [0.0, 1.0]], [1.0, 0.0], 4)
     """
-    if isinstance(pseudocount, bool) or not np.isfinite(pseudocount) or pseudocount < 0:
-        raise InvalidParameterError(f"pseudocount must be a finite number >= 0, got {pseudocount!r}")
+    if isinstance(pseudocount, bool) or not isinstance(pseudocount, numbers.Real):
+        raise ParameterTypeError(
+            f"pseudocount must be a number, got the {type(pseudocount).__name__} {pseudocount!r}"
+        )
+    if not np.isfinite(pseudocount) or pseudocount < 0:
+        raise InvalidParameterError(
+            f"pseudocount must be a finite number >= 0, got {pseudocount!r}"
+        )
     seqs = as_sequences(sequences)
     if not seqs:
         raise InvalidDataError("no sequences given; pass at least one sequence of states")
@@ -130,6 +144,12 @@ def fit_chain(cls: type, sequences: Any, *, length: int | None, states: Sequence
 def fit_groups(class_type: type, chain_type: type, sequences: Sequence, groups: Sequence,
                **options: Any) -> Any:
     """One chain per group label, all over the union of observed (or given) states."""
+    unknown = sorted(set(options) - {"states", "length", "pseudocount", "initial"})
+    if unknown:
+        raise ParameterTypeError(
+            f"fit_groups() got unexpected options {unknown}; it accepts states, length, "
+            "pseudocount and initial"
+        )
     seqs = as_sequences(sequences)
     labels = list(groups)
     if len(labels) != len(seqs):
@@ -142,7 +162,7 @@ def fit_groups(class_type: type, chain_type: type, sequences: Sequence, groups: 
     order = list(dict.fromkeys(labels))
     members = []
     for g in order:
-        mine = [s for s, lab in zip(seqs, labels) if lab == g]
+        mine = [s for s, lab in zip(seqs, labels, strict=True) if lab == g]
         members.append(fit_chain(chain_type, mine, states=names, name=str(g),
                                  length=options.get("length"),
                                  pseudocount=options.get("pseudocount", 0.0),

@@ -71,25 +71,28 @@ def check_cpt(node: Any, table: np.ndarray, tolerance: float, renormalize: float
     bad = ~np.isfinite(table)
     if bad.any():
         raise InvalidModelError(
-            f"the CPD of node {node!r} contains {table[bad][0]!r} (NaN or infinite) at index "
-            f"{tuple(int(i) for i in np.argwhere(bad)[0])}; replace it with a probability in [0, 1]"
+            f"the CPD of node {node!r} contains {float(table[bad][0])!r} (NaN or infinite) at "
+            f"index {tuple(int(i) for i in np.argwhere(bad)[0])}; replace it with a probability "
+            "in [0, 1]"
         )
     if (table < 0).any():
         idx = tuple(int(i) for i in np.argwhere(table < 0)[0])
         raise InvalidModelError(
-            f"the CPD of node {node!r} has the negative probability {table[idx]!r} at index "
-            f"{idx}; probabilities must be in [0, 1]"
+            f"the CPD of node {node!r} has the negative probability {float(table[idx])!r} at "
+            f"index {idx}; probabilities must be in [0, 1]"
         )
     sums = table.sum(axis=0)
     off = np.abs(sums - 1.0)
     limit = max(tolerance, renormalize)
     if (off > limit).any():
         col = tuple(int(i) for i in np.argwhere(off > limit)[0])
+        hint = "fix the probabilities"
+        if off.max() < 1e-3:  # rounding in the file, not a wrong table: offer to rescale
+            hint += (f", or pass renormalize={10 ** math.ceil(math.log10(off.max())):.0e} to "
+                     "rescale columns that are off by less than that")
         raise InvalidModelError(
             f"the CPD column of node {node!r} for parent configuration {col} sums to "
-            f"{sums[col]!r} (off by {off[col]:.3g}, allowed {limit:.0e}); fix the "
-            f"probabilities, or pass renormalize={10 ** math.ceil(math.log10(off.max())):.0e} "
-            "to rescale columns that are off by less than that"
+            f"{float(sums[col])!r} (off by {off[col]:.3g}, allowed {limit:.0e}); {hint}"
         )
     return table / sums
 
@@ -189,7 +192,19 @@ def read_network_file(path: str | Path, *, renormalize: float = 0.0,
             f"cannot read {str(path)!r} as a BIF or XMLBIF network ({type(err).__name__}: "
             f"{str(err)[:200]}); check the file's syntax"
         ) from err
-    return tables_from_pgmpy(model, renormalize=renormalize, tolerance=tolerance)
+    # pgmpy's readers skip what they cannot parse: a truncated file gives missing CPDs
+    nodes = list(model.nodes())
+    missing = [v for v in nodes if model.get_cpds(v) is None]
+    if not nodes or missing:
+        what = "no variables" if not nodes else f"no probability table for node {missing[0]!r}"
+        raise ModelFileError(
+            f"cannot read {str(path)!r} as a BIF or XMLBIF network: it has {what}; check that "
+            "the file is complete"
+        )
+    try:
+        return tables_from_pgmpy(model, renormalize=renormalize, tolerance=tolerance)
+    except InvalidModelError as err:
+        raise InvalidModelError(f"{path.name}: {err}") from None
 
 
 def chain_from_pgmpy(chain: Any) -> tuple[np.ndarray, tuple, Any]:

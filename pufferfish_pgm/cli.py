@@ -105,3 +105,7 @@ def _jsonable(x: Any) -> Any:
 def run() -> None:
     """Console-script entry point."""
     raise SystemExit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -16,10 +16,10 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import networkx as nx
 import numpy as np
 
 from .errors import ImpossibleSecretError, InvalidModelError, ParameterTypeError
@@ -58,15 +58,14 @@ def conditional(scenario: Any, targets: Sequence, evidence: Mapping | None = Non
     >>> conditional(asia, ["lung"], {"smoke": "yes"}).tolist()
     [0.1, 0.9]
     """
+    _check_scenario(scenario)
     tlist = _target_list(scenario, targets)
     codes = _codes(scenario, evidence)
     free = [t for t in tlist if t not in codes]
     if isinstance(scenario, MarkovChainScenario):
         joint = _chain_joint(scenario, free, codes)
-    elif isinstance(scenario, BayesianNetworkScenario):
-        joint = _network_joint(scenario, free, codes)
     else:
-        raise ParameterTypeError(f"expected a scenario, got {type(scenario).__name__}")
+        joint = _network_joint(scenario, free, codes)
     total = joint.sum()
     if not total > 0:
         shown = {n: scenario.states_of(n)[c] for n, c in codes.items()}
@@ -75,6 +74,14 @@ def conditional(scenario: Any, targets: Sequence, evidence: Mapping | None = Non
             "something possible"
         )
     return _embed(scenario, tlist, free, codes, joint / total)
+
+
+def _check_scenario(scenario: Any) -> None:
+    if not isinstance(scenario, (BayesianNetworkScenario, MarkovChainScenario)):
+        raise ParameterTypeError(
+            f"expected a BayesianNetworkScenario or MarkovChainScenario, got "
+            f"{type(scenario).__name__}; pass one member of a class (e.g. cls[0])"
+        )
 
 
 def _embed(scenario: Any, tlist: list, free: list, codes: dict, joint: np.ndarray) -> np.ndarray:
@@ -97,6 +104,7 @@ def secret_probability(scenario: Any, evidence: Mapping) -> float:
     >>> secret_probability(mc, {2: 0})
     0.25
     """
+    _check_scenario(scenario)
     codes = _codes(scenario, evidence)
     if isinstance(scenario, MarkovChainScenario):
         if scenario.initial_is_any:
@@ -124,7 +132,7 @@ def _chain_joint(chain: MarkovChainScenario, free: list, codes: dict,
         return np.array(1.0)
     first = initial @ chain.power(steps[0])
     factors: list[Any] = [_pick(first, [steps[0]], codes), [steps[0]]]
-    for s, t in zip(steps[:-1], steps[1:]):
+    for s, t in zip(steps[:-1], steps[1:], strict=True):
         factors += [_pick(chain.power(t - s), [s, t], codes), [s, t]]
     return _contract(factors, free)
 
@@ -143,7 +151,7 @@ def _pick(table: np.ndarray, axes: list, codes: dict) -> np.ndarray:
 def _contract(factors: list, free: list) -> np.ndarray:
     ids = {v: i for i, v in enumerate(dict.fromkeys(v for ax in factors[1::2] for v in ax))}
     operands = []
-    for table, axes in zip(factors[0::2], factors[1::2]):
+    for table, axes in zip(factors[0::2], factors[1::2], strict=True):
         operands += [table, [ids[v] for v in axes]]
     return np.einsum(*operands, [ids[v] for v in free], optimize=True)
 
@@ -162,67 +170,120 @@ def elimination_order(scenario: BayesianNetworkScenario) -> dict:
     """
     cache = scenario._cache
     if "order" not in cache:
-        moral = nx.Graph()
-        moral.add_nodes_from(scenario.nodes)
+        parents = scenario.tables.parents
+        moral: dict = {v: set() for v in scenario.nodes}
         for v in scenario.nodes:
-            pa = scenario.tables.parents[v]
-            moral.add_edges_from((p, v) for p in pa)
-            moral.add_edges_from((p, q) for i, p in enumerate(pa) for q in pa[i + 1:])
+            family = (v, *parents[v])
+            for i, a in enumerate(family):
+                for b in family[i + 1:]:
+                    moral[a].add(b)
+                    moral[b].add(a)
         cache["order"] = {v: r for r, v in enumerate(_min_fill(moral))}
-        graph = nx.DiGraph(scenario.edges())
-        graph.add_nodes_from(scenario.nodes)
-        cache["ancestors"] = {v: frozenset(nx.ancestors(graph, v)) | {v} for v in scenario.nodes}
+        ancestors: dict = {}
+        for v in scenario.nodes:  # topological: parents come first
+            ancestors[v] = frozenset({v}.union(*(ancestors[p] for p in parents[v])))
+        cache["ancestors"] = ancestors
+        cache["children"] = {v: tuple(c for c in scenario.nodes if v in parents[c])
+                             for v in scenario.nodes}
     return cache["order"]
 
 
-def _min_fill(graph: nx.Graph) -> list:
-    graph = graph.copy()
+def _min_fill(adjacency: dict) -> list:
+    """Greedy min-fill order; ties go to fewer neighbours, then to the smaller ``str(node)``.
+
+    ``adjacency`` (node -> set of neighbours, in the graph's node order) is consumed. Only the
+    scores of nodes within distance 2 of an eliminated node can change, so only those are
+    recomputed after each step.
+    """
+    graph = adjacency
+
+    def fill(v: Any) -> tuple:
+        nb = list(graph[v])
+        missing = sum(1 for i, a in enumerate(nb) for b in nb[i + 1:] if b not in graph[a])
+        return missing, len(nb), str(v)
+
+    score = {v: fill(v) for v in graph}
     order = []
     while graph:
-        def fill(v: Any) -> tuple:
-            nb = list(graph[v])
-            missing = sum(1 for i, a in enumerate(nb) for b in nb[i + 1:] if not graph.has_edge(a, b))
-            return missing, len(nb), str(v)
-
-        v = min(graph.nodes, key=fill)
-        nb = list(graph[v])
-        graph.add_edges_from((a, b) for i, a in enumerate(nb) for b in nb[i + 1:])
-        graph.remove_node(v)
+        v = min(graph, key=score.__getitem__)
+        nb = list(graph.pop(v))
+        del score[v]
+        for a in nb:
+            graph[a].discard(v)
+            graph[a].update(b for b in nb if b != a)
+        stale = set(nb).union(*(graph[a] for a in nb))
+        for u in stale:
+            score[u] = fill(u)
         order.append(v)
     return order
 
 
 def _network_joint(bn: BayesianNetworkScenario, free: list, codes: dict) -> np.ndarray:
-    """Unnormalised P(free, evidence) (up to a constant when ``free`` is non-empty)."""
+    """Unnormalised P(free, evidence) (up to a constant when ``free`` is non-empty).
+
+    All zeros when the evidence has probability 0 (also when the CPTs that make it impossible
+    lie outside the targets' part of the network, which the plan leaves out).
+    """
     key = (tuple(free), tuple(sorted(codes, key=str)))
     plans = bn._cache.setdefault("plans", {})
     if key not in plans:
         plans[key] = _plan(bn, free, set(codes))
-    arrays, sliced, steps, final = plans[key]
+    arrays, sliced, steps, final, partial = plans[key]
     arrays = list(arrays)
     cpts = bn.tables.cpts
     for slot, v, axes in sliced:
         arrays[slot] = cpts[v][tuple(codes.get(a, slice(None)) for a in axes)]
-    for slot, inputs, out in steps:
-        arrays[slot] = np.einsum(*[x for i, sub in inputs for x in (arrays[i], sub)], out)
-    return np.einsum(*[x for i, sub in final for x in (arrays[i], sub)], list(range(len(free))))
+    for slot, inputs, out, path in steps:
+        arrays[slot] = np.einsum(*[x for i, sub in inputs for x in (arrays[i], sub)], out,
+                                 optimize=path)
+    if not final:  # no targets and no evidence: the empty product
+        return np.array(1.0)
+    joint = np.einsum(*[x for i, sub in final for x in (arrays[i], sub)], list(range(len(free))))
+    if partial and not _possible(bn, codes):
+        return np.zeros_like(joint)
+    return joint
 
 
-def _requisite(bn: BayesianNetworkScenario, free: list, observed: set) -> frozenset:
-    """Ancestors of targets and evidence; with targets, only their moral component counts."""
+def _possible(bn: BayesianNetworkScenario, codes: dict) -> bool:
+    """P(evidence) > 0; single-node evidence is looked up in cached marginals."""
+    if len(codes) == 1:
+        ((v, c),) = codes.items()
+        marginals = bn._cache.setdefault("marginals", {})
+        if v not in marginals:
+            marginals[v] = _network_joint(bn, [v], {})
+        return bool(marginals[v][c] > 0)
+    return bool(_network_joint(bn, [], codes).sum() > 0)
+
+
+def _requisite(bn: BayesianNetworkScenario, free: list, observed: set) -> tuple:
+    """Nodes whose CPTs a query needs, and the ancestral set they were taken from.
+
+    The relevant nodes are the ancestors of the targets and the evidence; with targets, only
+    the CPTs touching their component of the moral graph of that set (observed nodes removed)
+    count: the other components only contribute a constant factor.
+    """
     elimination_order(bn)
-    ancestors = bn._cache["ancestors"]
+    ancestors, children = bn._cache["ancestors"], bn._cache["children"]
+    parents = bn.tables.parents
     relevant = frozenset().union(*(ancestors[v] for v in [*free, *observed]))
     if not free:
-        return relevant
-    moral = nx.Graph()
-    moral.add_nodes_from(relevant - observed)
-    for v in relevant:
-        family = [u for u in (v, *bn.tables.parents[v]) if u not in observed]
-        moral.add_edges_from((a, b) for i, a in enumerate(family) for b in family[i + 1:])
-    reach = set().union(*(nx.node_connected_component(moral, t) for t in free))
-    return frozenset(v for v in relevant
-                     if {v, *bn.tables.parents[v]} & reach)
+        return relevant, relevant
+    # moral neighbours inside ``relevant``, unobserved: parents, children, co-parents
+    reach = set(free)
+    todo = list(free)
+    while todo:
+        v = todo.pop()
+        near = [*parents[v]]
+        for c in children[v]:
+            if c in relevant:
+                near.append(c)
+                near.extend(parents[c])
+        for u in near:
+            if u not in reach and u not in observed:
+                reach.add(u)
+                todo.append(u)
+    kept = frozenset(v for v in relevant if v in reach or not reach.isdisjoint(parents[v]))
+    return kept, relevant
 
 
 def _plan(bn: BayesianNetworkScenario, free: list, observed: set) -> tuple:
@@ -230,39 +291,94 @@ def _plan(bn: BayesianNetworkScenario, free: list, observed: set) -> tuple:
 
     Steps whose inputs do not depend on the evidence values are run here, once, and their
     results stored in the plan; a query then only runs the steps that touch the evidence.
+    Such evidence-free results are also shared between plans: they are memoised per model by
+    what they are made of (a CPT by its node; a sum by the variable summed out and the memo
+    ids of its inputs, in order, which also fixes the axes of the result).
+    The last item says whether CPTs touching the evidence were left out (then the result is
+    only proportional to P(targets, evidence), and P(evidence) = 0 must be checked apart).
     """
     order = elimination_order(bn)
-    nodes = sorted(_requisite(bn, free, observed), key=order.__getitem__)
+    kept, relevant = _requisite(bn, free, observed)
+    nodes = sorted(kept, key=order.__getitem__)
     parents, cpts = bn.tables.parents, bn.tables.cpts
-    family = {v: (v, *parents[v]) for v in nodes}
+    memo = bn._cache.setdefault("static", {})  # key -> (memo id, array, axes)
     arrays: list = []
-    sliced, factors, static = [], {}, set()
+    sliced, factors, static = [], {}, {}  # static: slot -> memo id
+    using: dict = {}  # variable -> ids of the live factors that have it as an axis
     for v in nodes:
-        factors[len(arrays)] = tuple(a for a in family[v] if a not in observed)
-        if observed & set(family[v]):
-            sliced.append((len(arrays), v, family[v]))
-            arrays.append(None)
-        else:
-            static.add(len(arrays))
+        family = (v, *parents[v])
+        slot = len(arrays)
+        if observed.isdisjoint(family):
+            factors[slot] = family
+            static[slot] = memo.setdefault(("cpt", v), (len(memo), cpts[v], family))[0]
             arrays.append(cpts[v])
+        else:
+            factors[slot] = tuple(a for a in family if a not in observed)
+            sliced.append((slot, v, family))
+            arrays.append(None)
+        for a in factors[slot]:
+            using.setdefault(a, set()).add(slot)
     steps = []
     for x in (v for v in nodes if v not in observed and v not in free):
-        touching = [i for i, axes in factors.items() if x in axes]
-        out = tuple(dict.fromkeys(a for i in touching for a in factors[i] if a != x))
-        ids = {a: n for n, a in enumerate(dict.fromkeys([*out, x, *(a for i in touching
-                                                                    for a in factors[i])]))}
-        inputs = [(i, [ids[a] for a in factors[i]]) for i in touching]
+        touching = sorted(using.pop(x))
+        slot = len(arrays)
         if all(i in static for i in touching):
-            static.add(len(arrays))
-            arrays.append(np.einsum(*[y for i, sub in inputs for y in (arrays[i], sub)],
-                                    [ids[a] for a in out]))
+            key = ("sum", x, *(static[i] for i in touching))
+            if key not in memo:
+                memo[key] = (len(memo), *_eliminate(bn, x, [arrays[i] for i in touching],
+                                                    [factors[i] for i in touching]))
+            static[slot], table, out = memo[key]
+            arrays.append(table)
         else:
-            steps.append((len(arrays), inputs, [ids[a] for a in out]))
+            out = tuple(dict.fromkeys(a for i in touching for a in factors[i] if a != x))
+            ids = {a: n for n, a in enumerate(dict.fromkeys(
+                [*out, x, *(a for i in touching for a in factors[i])]))}
+            inputs = [(i, [ids[a] for a in factors[i]]) for i in touching]
+            steps.append((slot, inputs, [ids[a] for a in out],
+                          _path(bn, [factors[i] for i in touching], out, ids)))
             arrays.append(None)
         for i in touching:
             del factors[i]
-        factors[len(arrays) - 1] = out
+        factors[slot] = out
+        for a in out:  # every axis of the touching factors but x
+            users = using[a]
+            users.difference_update(touching)
+            users.add(slot)
     ids = {a: n for n, a in enumerate(dict.fromkeys([*free, *(a for ax in factors.values()
                                                              for a in ax)]))}
     final = [(i, [ids[a] for a in axes]) for i, axes in factors.items()]
-    return arrays, sliced, steps, final
+    partial = bool(observed) and len(kept) < len(relevant)
+    return arrays, sliced, steps, final, partial
+
+
+def _eliminate(bn: BayesianNetworkScenario, x: Any, tables: list, axes: list) -> tuple:
+    """Sum ``x`` out of the product of ``tables`` (with the given axes): (table, its axes)."""
+    out = tuple(dict.fromkeys(a for ax in axes for a in ax if a != x))
+    ids = {a: n for n, a in enumerate(dict.fromkeys([*out, x, *(a for ax in axes for a in ax)]))}
+    table = np.einsum(*[y for t, ax in zip(tables, axes, strict=True)
+                        for y in (t, [ids[a] for a in ax])],
+                      [ids[a] for a in out], optimize=_path(bn, axes, out, ids))
+    return table, out
+
+
+PATH_MIN_COST = 1 << 15
+
+
+def _path(bn: BayesianNetworkScenario, inputs: list, out: tuple, ids: dict) -> list | bool:
+    """A pairwise contraction order for one big elimination step, else False.
+
+    ``np.einsum`` without a path multiplies all its operands in one loop over every variable
+    they share, which costs (product of all sizes) x (number of operands); for big steps with
+    three or more operands, contracting pairwise in a greedy order is much cheaper.
+    """
+    if len(inputs) < 3:
+        return False
+    states = bn.tables.states
+    dims = {a: len(states[a]) for axes in inputs for a in axes}
+    if math.prod(dims.values()) * len(inputs) < PATH_MIN_COST:
+        return False
+    operands: list = []
+    for axes in inputs:
+        operands += [np.broadcast_to(0.0, [dims[a] for a in axes]), [ids[a] for a in axes]]
+    path = np.einsum_path(*operands, [ids[a] for a in out], optimize="greedy")[0]
+    return path if len(path) > 2 else False

@@ -18,7 +18,8 @@ Examples
 >>> import pufferfish_pgm as pp
 >>> mc = pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 4)
 >>> fw = pp.Framework(mc)
->>> evaluate(fw, pp.Count(1), [[0, 1, 1, 0], [1, 1, 1, 1]]).tolist()
+>>> from pufferfish_pgm.queries import Count
+>>> evaluate(fw, Count(1), [[0, 1, 1, 0], [1, 1, 1, 1]]).tolist()
 [2, 4]
 """
 
@@ -50,6 +51,10 @@ def _rows(cls: Any, data: Any) -> tuple[list | np.ndarray, bool]:
             if missing:
                 raise InvalidDataError(f"the data has no column for node {missing[0]!r}; "
                                        f"columns are {list(data.columns)[:10]}")
+            unknown = [c for c in data.columns if c not in set(nodes)]
+            if unknown:
+                raise InvalidDataError(f"the data has a column {unknown[0]!r} that is not a "
+                                       f"node of the model; nodes are {list(nodes)[:10]}")
             return data[list(nodes)].to_numpy(), False
         return data.to_numpy(), False
     if type(data).__name__ == "Series":
@@ -135,8 +140,10 @@ def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: tuple) -> np
     if len(bad):
         row, col = divmod(int(bad[0]), values.shape[1])
         where = node if node is not None else nodes[col]
+        value = flat[bad[0]]
+        value = value.item() if isinstance(value, np.generic) else value  # not np.int64(5)
         raise InvalidDataError(
-            f"record {row}, node {where!r}: value {flat[bad[0]]!r} is not a state of the model "
+            f"record {row}, node {where!r}: value {value!r} is not a state of the model "
             f"(states: {list(states)}); clean or recode the data"
         )
     return out.reshape(values.shape)
@@ -172,6 +179,9 @@ def release_answer(calibration: Any, data: Any, rng: Any = None, per_user: bool 
     elif not per_user:
         answers = answers.sum(axis=0)
     sensitivity = calibration.query.lipschitz_for(cls)
-    noisy = add_noise(answers, calibration.scale, rng=rng, sensitivity=sensitivity)
+    if calibration.scale == 0:  # the audit proved the exact answer is already ε-private
+        noisy = answers
+    else:
+        noisy = add_noise(answers, calibration.scale, rng=rng, sensitivity=sensitivity)
     return Release(value=noisy, scale=calibration.scale, epsilon=calibration.epsilon,
                    mechanism=calibration.mechanism, query=calibration.query.name)

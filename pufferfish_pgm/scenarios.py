@@ -141,20 +141,24 @@ def _check_stochastic(matrix: Any) -> np.ndarray:
     if len(bad):
         i, j = (int(x) for x in bad[0])
         raise InvalidModelError(
-            f"transition[{i}, {j}] = {p[i, j]!r} is not a probability; use values in [0, 1]"
+            f"transition[{i}, {j}] = {float(p[i, j])!r} is not a probability; use values in "
+            "[0, 1]"
         )
     off = np.abs(p.sum(axis=1) - 1.0)
     if (off > TOLERANCE).any():
         i = int(np.argmax(off))
         raise InvalidModelError(
-            f"row {i} of the transition matrix sums to {p[i].sum()!r} (off by {off[i]:.3g}); "
-            "every row must sum to 1 within 1e-9"
+            f"row {i} of the transition matrix sums to {float(p[i].sum())!r} (off by "
+            f"{off[i]:.3g}); every row must sum to 1 within 1e-9"
         )
     return p / p.sum(axis=1, keepdims=True)
 
 
 def _check_initial(initial: Any, k: int) -> np.ndarray:
-    q = np.array(initial, dtype=float).ravel()
+    try:
+        q = np.array(initial, dtype=float).ravel()
+    except (TypeError, ValueError) as err:
+        raise InvalidModelError(f"the initial distribution is not numeric: {err}") from None
     if q.shape != (k,):
         raise InvalidModelError(
             f"the initial distribution has {q.size} entries but the chain has {k} states"
@@ -162,10 +166,10 @@ def _check_initial(initial: Any, k: int) -> np.ndarray:
     bad = np.argwhere(~np.isfinite(q) | (q < 0))
     if len(bad):
         i = int(bad[0][0])
-        raise InvalidModelError(f"initial[{i}] = {q[i]!r} is not a probability")
+        raise InvalidModelError(f"initial[{i}] = {float(q[i])!r} is not a probability")
     if abs(q.sum() - 1.0) > TOLERANCE:
         raise InvalidModelError(
-            f"the initial distribution sums to {q.sum()!r}; it must sum to 1 within 1e-9"
+            f"the initial distribution sums to {float(q.sum())!r}; it must sum to 1 within 1e-9"
         )
     return q / q.sum()
 
@@ -227,6 +231,7 @@ class MarkovChainScenario(_Domain):
         if type(transition).__name__ == "MarkovChain":
             transition, default_states, start = _pgmpy.chain_from_pgmpy(transition)
             states = states if states is not None else default_states
+            start = None if start is None else default_states.index(start)  # pgmpy's index
         p = _check_stochastic(transition)
         k = p.shape[0]
         names = tuple(range(k)) if states is None else tuple(states)
@@ -235,7 +240,7 @@ class MarkovChainScenario(_Domain):
                 f"states must name the {k} states once each, got {list(names)}"
             )
         if start is not None and isinstance(initial, str) and initial == "stationary":
-            initial = np.eye(k)[names.index(start)]
+            initial = np.eye(k)[start]
         object.__setattr__(self, "transition", p)
         object.__setattr__(self, "initial", self._resolve_initial(initial, p))
         object.__setattr__(self, "length", positive_int("length", length))

@@ -57,6 +57,12 @@ class JointSecret:
         pairs = tuple(sorted(((n, s) for n, s in items), key=lambda x: repr(x[0])))
         if not pairs:
             raise InvalidParameterError("a joint secret needs at least one node=state")
+        nodes = [n for n, _ in pairs]
+        if len(set(nodes)) != len(nodes):
+            twice = next(n for n in nodes if nodes.count(n) > 1)
+            raise InvalidParameterError(
+                f"the joint secret gives node {twice!r} more than one state; give each node once"
+            )
         object.__setattr__(self, "assignment", pairs)
 
     @property
@@ -177,7 +183,8 @@ def secret_pairs(scenarios: Any, nodes: Iterable | None = None,
         else:
             for s in g.nodes:
                 cls.state_index(v, s)
-            edges = sorted(g.edges(), key=lambda e: (states.index(e[0]), states.index(e[1])))
+            ranked = (sorted(e, key=states.index) for e in g.edges())  # (lower, higher) state
+            edges = sorted(ranked, key=lambda e: (states.index(e[0]), states.index(e[1])))
         pairs.extend(SecretPair(NodeSecret(v, a), NodeSecret(v, b)) for a, b in edges)
     return tuple(pairs)
 
@@ -268,7 +275,7 @@ def compile_secrets(framework: Framework) -> tuple[tuple[CompiledPair, ...],
     for pair in framework.pairs:
         for theta, scenario in enumerate(framework.scenarios):
             probs = [secret_probability(scenario, s.evidence) for s in (pair.first, pair.second)]
-            for s, p in zip((pair.first, pair.second), probs):
+            for s, p in zip((pair.first, pair.second), probs, strict=True):
                 if p > 0:
                     possible.add(s)
             if min(probs) > 0:

@@ -1,0 +1,105 @@
+"""Baselines (DESIGN §3.4): group differential privacy and entry differential privacy.
+
+* :class:`GroupDPMechanism` hides a change of *every* node the query sums over at once:
+  Laplace(L·n/ε) with n = the number of those nodes. That is ε-DP for arbitrary changes of the
+  whole record, hence ε-Pufferfish private for every class Θ. For a query over all nodes it is
+  the Markov Quilt Mechanism's trivial quilt, L·|V|/ε.
+* :class:`EntryDPMechanism` hides one node: Laplace(L/ε). Under correlated scenarios it is
+  **not** Pufferfish private (a node's neighbours carry its value); it is here to be audited.
+
+Examples
+--------
+>>> from pufferfish_pgm.scenarios import MarkovChainScenario
+>>> from pufferfish_pgm.secrets import Framework
+>>> from pufferfish_pgm.queries import Count, Histogram
+>>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 10))
+>>> GroupDPMechanism(epsilon=2.0).calibrate(fw, Count(1)).scale
+5.0
+>>> EntryDPMechanism(epsilon=2.0).calibrate(fw, Histogram()).scale
+1.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ParameterTypeError
+from .base import Calibration, Mechanism
+
+__all__ = ["EntryDPMechanism", "GroupDPMechanism", "check_inputs"]
+
+
+def check_inputs(framework: Any, query: Any) -> Any:
+    """The framework's scenario class, after checking the argument types."""
+    from ..secrets import Framework
+
+    if not isinstance(framework, Framework):
+        raise ParameterTypeError(
+            f"calibrate needs a Framework (scenarios and secret pairs), got "
+            f"{type(framework).__name__}; build one with pufferfish_pgm.Framework(scenarios)")
+    if not (hasattr(query, "lipschitz_for") and hasattr(query, "node_list")):
+        raise ParameterTypeError(
+            f"calibrate needs a query such as Count, LinearQuery or Histogram, got "
+            f"{type(query).__name__}")
+    return framework.scenarios
+
+
+@dataclass(frozen=True)
+class GroupDPMechanism(Mechanism):
+    """Laplace(L·n/ε), n = number of nodes the query sums over: private for every Θ.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.secrets import Framework
+    >>> from pufferfish_pgm.queries import Count
+    >>> fw = Framework(MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 8))
+    >>> cal = GroupDPMechanism(epsilon=1.0).calibrate(fw, Count(0, nodes=[0, 1, 2]))
+    >>> cal.scale, cal.evidence["group_size"]
+    (3.0, 3)
+    """
+
+    def calibrate(self, framework: Any, query: Any) -> Calibration:
+        """The Laplace scale for ``query``; no data is seen."""
+        cls = check_inputs(framework, query)
+        lipschitz = self.scale_for(query, cls, 1.0)
+        size = len(query.node_list(cls))
+        sigma = size / self.epsilon
+        return Calibration(
+            mechanism=self.name, epsilon=self.epsilon, scale=self.scale_for(query, cls, sigma),
+            query=query, framework=framework,
+            evidence={"group_size": size, "lipschitz": lipschitz, "sigma": sigma,
+                      "formula": "L * n / epsilon"})
+
+
+@dataclass(frozen=True)
+class EntryDPMechanism(Mechanism):
+    """Laplace(L/ε): entry (element-wise) differential privacy.
+
+    Warning: this hides a change of a single node with the others held fixed. When the
+    scenarios correlate nodes it is **not** ε-Pufferfish private: the neighbours of a node
+    reveal its value, and :func:`pufferfish_pgm.audit.audit` reports a realised ε above ε.
+    It is a baseline for comparisons, not a mechanism to release correlated data with.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.secrets import Framework
+    >>> from pufferfish_pgm.queries import Count
+    >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 8))
+    >>> EntryDPMechanism(epsilon=0.5).calibrate(fw, Count(1)).scale
+    2.0
+    """
+
+    def calibrate(self, framework: Any, query: Any) -> Calibration:
+        """The Laplace scale L/ε for ``query`` (not Pufferfish private under correlation)."""
+        cls = check_inputs(framework, query)
+        sigma = 1.0 / self.epsilon
+        return Calibration(
+            mechanism=self.name, epsilon=self.epsilon, scale=self.scale_for(query, cls, sigma),
+            query=query, framework=framework,
+            evidence={"lipschitz": self.scale_for(query, cls, 1.0), "sigma": sigma,
+                      "formula": "L / epsilon",
+                      "warning": "entry DP is not Pufferfish private under correlated "
+                                 "scenarios; audit it before trusting it"})

@@ -1,0 +1,248 @@
+"""The Markov Quilt Mechanism (Song, Wang, Chaudhuri 2017; DESIGN §3.2-3.3).
+
+For every secret node X_i the planner picks the Markov quilt minimising
+
+    σ_i = card(X_N) / (ε - e_Θ(X_Q | X_i))
+
+(``card`` counts the nearby nodes the query sums over) and the release adds
+Laplace(L · σ_max), σ_max = max_i σ_i, to an L-Lipschitz query. σ_max already contains 1/ε:
+the lecture notes' Algorithm 2 divides by ε a second time, a typo (see
+``docs/algorithm2_typo.md``).
+
+* :class:`MarkovQuiltMechanism`: exact max-influence over a finite class; chains use the
+  closed-form planner MQMExact (:mod:`pufferfish_pgm.chain_quilts`), networks the d-separation
+  planner (:mod:`pufferfish_pgm.quilts`).
+* :class:`MQMApproxMechanism` and :func:`mqm_approx_scale`: MQMApprox, which only needs the
+  class's smallest stationary probability π_min and eigengap g.
+
+Examples
+--------
+>>> from pufferfish_pgm.scenarios import MarkovChainScenario
+>>> from pufferfish_pgm.secrets import Framework
+>>> from pufferfish_pgm.queries import Count
+>>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 100))
+>>> cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1))
+>>> round(cal.scale, 3), cal.plan[50].quilt, cal.plan[50].nearby
+(31.738, (38, 62), range(39, 62))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._checks import positive_finite, positive_int
+from ..errors import InvalidParameterError, ParameterTypeError
+from .base import Calibration, Mechanism
+from .baselines import check_inputs
+
+__all__ = ["MQMApproxMechanism", "MarkovQuiltMechanism", "chain_mixing", "mqm_approx_plan",
+           "mqm_approx_scale"]
+
+
+@dataclass(frozen=True)
+class MarkovQuiltMechanism(Mechanism):
+    """MQM with exact max-influence over a finite class of chains or networks.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε > 0.
+    max_quilt_states : int, default 10**6
+        Networks: quilts whose joint table has more cells are skipped (counted in
+        ``Calibration.evidence["skipped_quilts"]``), never computed.
+    extra_quilts : dict, optional
+        Networks: node -> iterable of extra candidate quilts (iterables of nodes).
+    max_candidates : int, default 20_000
+        Networks: cut of the per-branch candidate product (nodes cut are listed in the evidence).
+    max_window : int, default 2048
+        Chains: largest quilt distance searched. Nodes whose optimum cannot be proven within
+        it keep the best σ found (still valid) and are counted as ``truncated``.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.secrets import Framework
+    >>> from pufferfish_pgm.queries import Histogram
+    >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 3))
+    >>> cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Histogram())
+    >>> cal.scale == 2 * cal.evidence["sigma_max"], cal.plan[1].trivial
+    (True, True)
+    """
+
+    max_quilt_states: int = 10**6
+    extra_quilts: Mapping | None = None
+    max_candidates: int = 20_000
+    max_window: int = 2048
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("max_quilt_states", "max_candidates", "max_window"):
+            object.__setattr__(self, name, positive_int(name, getattr(self, name)))
+        if self.extra_quilts is not None and not isinstance(self.extra_quilts, Mapping):
+            raise ParameterTypeError(
+                f"extra_quilts must be a dict node -> iterable of quilts, got "
+                f"{type(self.extra_quilts).__name__}")
+
+    def calibrate(self, framework: Any, query: Any) -> Calibration:
+        """Plan the quilts and return the Laplace scale L·σ_max with the plan as evidence."""
+        from ..chain_quilts import plan_chain
+        from ..quilts import plan_network
+
+        cls = check_inputs(framework, query)
+        lipschitz = self.scale_for(query, cls, 1.0)  # also checks the query's states
+        evidence: dict = {"lipschitz": lipschitz, "planner": cls.kind}
+        if cls.kind == "chain":
+            plan: Any = plan_chain(framework, query, self.epsilon, max_window=self.max_window)
+            sigmas = plan.sigma
+            evidence["truncated_nodes"] = int(plan.truncated.sum())
+        else:
+            result = plan_network(framework, query, self.epsilon,
+                                  max_quilt_states=self.max_quilt_states,
+                                  extra_quilts=self.extra_quilts,
+                                  max_candidates=self.max_candidates)
+            plan = result.entries
+            sigmas = np.array([e.sigma for e in plan])
+            evidence.update(skipped_quilts=result.skipped, cut_candidates=result.cut)
+        return _calibration(self, framework, query, plan, sigmas, evidence)
+
+
+def _calibration(mech: Mechanism, framework: Any, query: Any, plan: Any, sigmas: np.ndarray,
+                 evidence: dict) -> Calibration:
+    worst = int(np.argmax(sigmas)) if len(sigmas) else None
+    sigma = float(sigmas[worst]) if worst is not None else 0.0
+    trivial = (np.asarray(plan.left) == 0) & (np.asarray(plan.right) == 0) if hasattr(
+        plan, "left") else np.array([e.trivial for e in plan], dtype=bool)
+    evidence.update(sigma_max=sigma, worst_node=None if worst is None else plan[worst].node,
+                    trivial_nodes=int(trivial.sum()))
+    return Calibration(mechanism=mech.name, epsilon=mech.epsilon,
+                       scale=evidence["lipschitz"] * sigma, query=query, framework=framework,
+                       plan=plan, evidence=evidence)
+
+
+# ----------------------------------------------------------------------------- MQMApprox
+
+def chain_mixing(scenarios: Any) -> tuple[float, float]:
+    """(π_min, eigengap) of a class of chains: the smallest of each over the members.
+
+    Eigengap of a reversible P: 1 - |λ₂(P)| (second largest modulus); otherwise
+    (1 - |λ₂(P P*)|) / 2 with the time reversal P*[i,j] = π_j P[j,i] / π_i (DESIGN §3.3).
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> pi_min, gap = chain_mixing(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "any", 5))
+    >>> round(pi_min, 4), round(gap, 4)
+    (0.3333, 0.3)
+    """
+    from ..scenarios import as_class, stationary_distribution
+
+    cls = as_class(scenarios)
+    if cls.kind != "chain":
+        raise InvalidParameterError("MQMApprox needs a class of Markov chains")
+    pis, gaps = [], []
+    for chain in cls:
+        p = chain.transition
+        pi = stationary_distribution(p)
+        flow = pi[:, None] * p
+        if np.allclose(flow, flow.T, rtol=0, atol=1e-12):
+            gaps.append(1.0 - _second_modulus(p))
+        elif pi.min() > 0:
+            reverse = (p.T * pi[None, :]) / pi[:, None]
+            gaps.append((1.0 - _second_modulus(p @ reverse)) / 2.0)
+        else:
+            gaps.append(0.0)
+        pis.append(float(pi.min()))
+    return min(pis), max(0.0, min(gaps))
+
+
+def _second_modulus(matrix: np.ndarray) -> float:
+    moduli = np.sort(np.abs(np.linalg.eigvals(matrix)))
+    return float(min(1.0, moduli[-2])) if len(moduli) > 1 else 0.0
+
+
+def _approx_tables(pi_min: float, eigengap: float, window: int) -> tuple:
+    delta = np.exp(-eigengap * np.arange(1, window + 1)) / pi_min
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = np.where(delta < 1, np.log((1 + delta) / (1 - delta)), np.inf)
+    return 2 * term[:, None] + term[None, :], term, 2 * term
+
+
+def mqm_approx_plan(pi_min: float, eigengap: float, epsilon: float, length: int, *,
+                    max_window: int = 2048) -> Any:
+    """The MQMApprox plan of every node 0..T-1 (σ for L = 1), as a ChainPlan."""
+    from ..chain_quilts import ChainPlan, search_shared
+
+    pi_min = positive_finite("pi_min", pi_min)
+    if pi_min > 1:
+        raise InvalidParameterError(f"pi_min is a probability, got {pi_min}")
+    if isinstance(eigengap, (bool, np.bool_)) or not isinstance(eigengap, (int, float)):
+        raise ParameterTypeError(f"eigengap must be a real number, got {eigengap!r}")
+    if not 0 <= eigengap < np.inf:
+        raise InvalidParameterError(f"eigengap must be finite and >= 0, got {eigengap!r}")
+    epsilon = positive_finite("epsilon", epsilon)
+    length = positive_int("length", length)
+    nodes = np.arange(length)
+    if eigengap == 0 or np.exp(-eigengap * (length - 1)) / pi_min >= 1:
+        zero = np.zeros(length, dtype=np.int64)  # no quilt is ever usable: all trivial
+        return ChainPlan(nodes=nodes, left=zero, right=zero, influence=np.zeros(length),
+                         sigma=np.full(length, length / epsilon),
+                         truncated=np.zeros(length, dtype=bool), length=length)
+    best, cut = search_shared(lambda w: _approx_tables(pi_min, float(eigengap), w), nodes,
+                              length, epsilon, max_window)
+    return ChainPlan(nodes=nodes, left=best.left, right=best.right, influence=best.influence,
+                     sigma=best.sigma, truncated=cut, length=length)
+
+
+def mqm_approx_scale(pi_min: float, eigengap: float, epsilon: float, length: int) -> float:
+    """MQMApprox σ: the Laplace scale for a 1-Lipschitz query over a chain of ``length`` nodes.
+
+    Δ(d) = e^{-g·d}/π_min (usable when < 1) and
+    e(a, b) = 2·log((1+Δ(a))/(1-Δ(a))) + log((1+Δ(b))/(1-Δ(b))) (an absent side adds 0);
+    every node is searched and σ = max_i min_(a,b) card / (ε - e).
+
+    Examples
+    --------
+    >>> round(mqm_approx_scale(pi_min=0.5, eigengap=0.8, epsilon=1.0, length=100), 3)
+    11.537
+    >>> mqm_approx_scale(pi_min=0.5, eigengap=0.0, epsilon=1.0, length=100)   # group DP
+    100.0
+    """
+    return mqm_approx_plan(pi_min, eigengap, epsilon, length).sigma_max
+
+
+@dataclass(frozen=True)
+class MQMApproxMechanism(Mechanism):
+    """MQMApprox for a class of chains, from its π_min and eigengap (see
+    :func:`chain_mixing`); the plan covers every node. Valid for any initial distribution:
+    q_i = q_{i-a} P^a lies within a factor 1 ± Δ(a) of π, hence the factor 2 on the left.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.secrets import Framework
+    >>> from pufferfish_pgm.queries import Count
+    >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 100))
+    >>> round(MQMApproxMechanism(epsilon=1.0).calibrate(fw, Count(1)).scale, 3)
+    49.22
+    """
+
+    max_window: int = 2048
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "max_window", positive_int("max_window", self.max_window))
+
+    def calibrate(self, framework: Any, query: Any) -> Calibration:
+        """The MQMApprox scale L·σ_max for ``query``."""
+        cls = check_inputs(framework, query)
+        lipschitz = self.scale_for(query, cls, 1.0)
+        pi_min, gap = chain_mixing(cls)
+        plan = mqm_approx_plan(pi_min, gap, self.epsilon, len(cls.nodes),
+                               max_window=self.max_window)
+        evidence = {"lipschitz": lipschitz, "pi_min": pi_min, "eigengap": gap,
+                    "planner": "approx", "truncated_nodes": int(plan.truncated.sum())}
+        return _calibration(self, framework, query, plan, plan.sigma, evidence)

@@ -1,0 +1,161 @@
+"""Shared fixtures: paths to the real networks and hypothesis strategies for small random models.
+
+The real bnlearn networks come from ``../shared/models-real`` when that folder exists (all eight
+networks), else from the bundled ``models/`` folder (asia, sachs, child, insurance, alarm).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+from pufferfish_pgm import BayesianNetworkScenario, MarkovChainScenario
+from pufferfish_pgm._pgmpy import NetworkTables
+
+SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models-real"
+BUNDLED_MODELS = Path(__file__).resolve().parents[1] / "models"
+MODELS_DIR = SHARED_MODELS if SHARED_MODELS.is_dir() else BUNDLED_MODELS
+
+# CPT columns of these files are off by ~1e-7 (rounding in the published tables)
+RENORMALIZE = {"alarm": 1e-6, "sachs": 1e-6, "hepar2": 1e-6}
+
+
+def model_path(name: str) -> Path:
+    """Path of the real network ``name`` (``"alarm"`` -> ``.../alarm.bif``)."""
+    return MODELS_DIR / f"{name}.bif"
+
+
+def has_model(name: str) -> bool:
+    return model_path(name).is_file()
+
+
+@cache
+def load_network(name: str) -> BayesianNetworkScenario:
+    """A real network, loaded once per test session (scenarios are immutable)."""
+    if not has_model(name):
+        pytest.skip(f"{name}.bif is not available in {MODELS_DIR}")
+    return BayesianNetworkScenario.from_file(model_path(name),
+                                             renormalize=RENORMALIZE.get(name, 0.0))
+
+
+@pytest.fixture(scope="session")
+def asia() -> BayesianNetworkScenario:
+    return load_network("asia")
+
+
+@pytest.fixture(scope="session")
+def models_dir() -> Path:
+    return MODELS_DIR
+
+
+# ----------------------------------------------------------------------------- brute force
+
+def enumerate_joint(bn: BayesianNetworkScenario) -> np.ndarray:
+    """The full joint P(X_1, ..., X_n) by the chain rule, axes in ``bn.nodes`` order."""
+    nodes = bn.nodes
+    shape = [len(bn.states_of(v)) for v in nodes]
+    joint = np.zeros(shape)
+    index = {v: i for i, v in enumerate(nodes)}
+    for assignment in itertools.product(*(range(k) for k in shape)):
+        p = 1.0
+        for v in nodes:
+            cpt = bn.tables.cpts[v]
+            p *= cpt[(assignment[index[v]], *(assignment[index[u]] for u in bn.parents_of(v)))]
+        joint[assignment] = p
+    return joint
+
+
+def brute_conditional(bn: BayesianNetworkScenario, targets: list, evidence: dict) -> np.ndarray:
+    """P(targets | evidence) from the enumerated joint; NaN everywhere if P(evidence) = 0."""
+    joint = enumerate_joint(bn)
+    nodes = list(bn.nodes)
+    index = tuple(bn.state_index(v, evidence[v]) if v in evidence else slice(None)
+                  for v in nodes)
+    mask = np.zeros_like(joint)
+    mask[index] = 1.0
+    restricted = joint * mask
+    keep = [nodes.index(t) for t in targets]
+    others = tuple(i for i in range(len(nodes)) if i not in keep)
+    marginal = restricted.sum(axis=others)
+    # marginal's axes are in node order; put them in target order
+    order = sorted(keep)
+    marginal = np.transpose(marginal, [order.index(i) for i in keep])
+    total = restricted.sum()
+    return marginal / total if total > 0 else np.full(marginal.shape, np.nan)
+
+
+def brute_probability(bn: BayesianNetworkScenario, evidence: dict) -> float:
+    joint = enumerate_joint(bn)
+    index = tuple(bn.state_index(v, evidence[v]) if v in evidence else slice(None)
+                  for v in bn.nodes)
+    return float(joint[index].sum())
+
+
+# ----------------------------------------------------------------------------- strategies
+
+@st.composite
+def distributions(draw: st.DrawFn, k: int, zeros: bool = True) -> np.ndarray:
+    """A probability vector of length k, possibly with zeros (never all zero)."""
+    weights = draw(st.lists(st.integers(0 if zeros else 1, 6), min_size=k, max_size=k))
+    if sum(weights) == 0:
+        weights[draw(st.integers(0, k - 1))] = 1
+    vector = np.array(weights, dtype=float)
+    return vector / vector.sum()
+
+
+@st.composite
+def small_networks(draw: st.DrawFn, max_nodes: int = 6, max_states: int = 3,
+                   max_parents: int = 3) -> BayesianNetworkScenario:
+    """A random discrete BN: <= max_nodes nodes, <= max_states states, random DAG, random CPTs
+    (with some zero entries), built from validated tables (no pgmpy needed)."""
+    n = draw(st.integers(1, max_nodes))
+    nodes = tuple(f"X{i}" for i in range(n))  # topological order by construction
+    cards = draw(st.lists(st.integers(2, max_states), min_size=n, max_size=n))
+    states = {v: tuple(f"s{j}" for j in range(cards[i])) for i, v in enumerate(nodes)}
+    parents, cpts = {}, {}
+    for i, v in enumerate(nodes):
+        earlier = list(range(i))
+        chosen = draw(st.lists(st.sampled_from(earlier), unique=True,
+                               max_size=min(max_parents, i))) if earlier else []
+        parents[v] = tuple(nodes[j] for j in chosen)
+        pshape = [cards[j] for j in chosen]
+        columns = [draw(distributions(cards[i])) for _ in range(math.prod(pshape))]
+        table = np.array(columns).T.reshape([cards[i], *pshape])
+        cpts[v] = table
+    tables = NetworkTables(nodes=nodes, states=states, parents=parents, cpts=cpts)
+    return BayesianNetworkScenario(tables, name="random")
+
+
+@st.composite
+def small_chains(draw: st.DrawFn, max_states: int = 3, max_length: int = 6,
+                 fixed_initial: bool = True) -> MarkovChainScenario:
+    """A random Markov chain with zeros allowed in the transition matrix and initial vector."""
+    k = draw(st.integers(1, max_states))
+    transition = np.array([draw(distributions(k)) for _ in range(k)])
+    length = draw(st.integers(1, max_length))
+    if fixed_initial:
+        initial = draw(distributions(k))
+    else:
+        initial = draw(st.sampled_from(["any", "initial"]))
+        initial = draw(distributions(k)) if initial == "initial" else "any"
+    names = draw(st.sampled_from([None, tuple("abc"[:k])]))
+    return MarkovChainScenario(transition, initial, length, names, name="random chain")
+
+
+@st.composite
+def queries(draw: st.DrawFn, scenario: object, max_targets: int = 3,
+            max_evidence: int = 3) -> tuple[list, dict]:
+    """Random (targets, evidence) on distinct nodes of ``scenario``, random evidence states."""
+    nodes = list(scenario.nodes)
+    picked = draw(st.permutations(nodes))
+    n_t = draw(st.integers(1, min(max_targets, len(nodes))))
+    n_e = draw(st.integers(0, min(max_evidence, len(nodes) - n_t)))
+    targets = list(picked[:n_t])
+    evidence = {v: draw(st.sampled_from(scenario.states_of(v))) for v in picked[n_t:n_t + n_e]}
+    return targets, evidence

@@ -1,0 +1,394 @@
+"""The error hierarchy, and a table of bad inputs: each raises a PufferfishError subclass that is
+also the fitting built-in exception, with a message naming the node, state or value."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import load_network, model_path
+
+import pufferfish_pgm as pp
+from pufferfish_pgm import errors
+from pufferfish_pgm._checks import positive_finite, positive_int
+from pufferfish_pgm.errors import (
+    ImpossibleSecretError,
+    InvalidModelError,
+    InvalidParameterError,
+    ModelFileError,
+    ModelFileNotFoundError,
+    ParameterTypeError,
+    PufferfishError,
+    ScenarioClassError,
+    UnknownNodeError,
+    UnknownStateError,
+)
+from pufferfish_pgm.secrets import NodeSecret, SecretPair
+
+BUILTIN = {
+    "CompositionError": ValueError,
+    "ImpossibleSecretError": ValueError,
+    "InvalidDataError": ValueError,
+    "InvalidModelError": ValueError,
+    "InvalidParameterError": ValueError,
+    "LimitExceededError": ValueError,
+    "ModelFileError": ValueError,
+    "ModelFileNotFoundError": FileNotFoundError,
+    "ParameterTypeError": TypeError,
+    "ScenarioClassError": ValueError,
+    "UnknownNodeError": KeyError,
+    "UnknownStateError": KeyError,
+}
+
+
+# ----------------------------------------------------------------------------- hierarchy
+
+def test_every_public_error_is_listed() -> None:
+    assert set(errors.__all__) == set(BUILTIN) | {"PufferfishError"}
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN))
+def test_each_error_is_a_pufferfish_error_and_its_builtin(name: str) -> None:
+    cls = getattr(errors, name)
+    assert issubclass(cls, PufferfishError)
+    assert issubclass(cls, BUILTIN[name])
+    with pytest.raises(BUILTIN[name]):
+        raise cls("message")
+
+
+def test_key_errors_print_their_message_unquoted() -> None:
+    # KeyError.__str__ would show "'unknown node ...'" with quotes
+    assert str(UnknownNodeError("unknown node 'x'")) == "unknown node 'x'"
+    assert str(UnknownStateError("no state")) == "no state"
+    assert str(PufferfishError()) == "PufferfishError"
+
+
+def test_root_is_exported() -> None:
+    assert pp.PufferfishError is PufferfishError
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def two_node_bn(b_table: list, a_table: list | None = None):
+    """pgmpy network A -> B (2 states each) with the given CPD values (no validation by us)."""
+    from pgmpy.factors.discrete import TabularCPD
+    from pgmpy.models import DiscreteBayesianNetwork
+
+    model = DiscreteBayesianNetwork([("A", "B")])
+    model.add_cpds(TabularCPD("A", 2, a_table or [[0.4], [0.6]]),
+                   TabularCPD("B", 2, b_table, evidence=["A"], evidence_card=[2]))
+    return model
+
+
+def changed(model, node, *edits):
+    """``model`` with CPD entries of ``node`` overwritten: index, value, index, value, ..."""
+    values = model.get_cpds(node).values
+    for index, value in zip(edits[0::2], edits[1::2], strict=True):
+        values[index] = value
+    return model
+
+
+def chain(transition=((0.9, 0.1), (0.2, 0.8)), initial="stationary", length=3, states=None):
+    return pp.MarkovChainScenario(transition, initial, length, states)
+
+
+def write_file(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+ASIA_HEAD = """network unknown {
+}
+variable asia {
+  type discrete [ 2 ] { yes, no };
+}
+variable tub {
+  type discrete [ 2 ] { yes, no };
+}
+"""
+
+
+def broken_bif(tmp_path: Path) -> Path:
+    """Variables declared, but the probability blocks are cut off (a truncated download)."""
+    return write_file(tmp_path, "broken.bif", ASIA_HEAD + "probability ( asia ) {\n  table 0.0")
+
+
+def garbage_bif(tmp_path: Path) -> Path:
+    return write_file(tmp_path, "garbage.bif", "this is { not a ; network\n")
+
+
+def bif_with_bad_column(tmp_path: Path) -> Path:
+    text = ASIA_HEAD + """probability ( asia ) {
+  table 0.01, 0.99;
+}
+probability ( tub | asia ) {
+  (yes) 0.05, 0.95;
+  (no) 0.11, 0.99;
+}
+"""
+    return write_file(tmp_path, "bad_column.bif", text)
+
+
+def two_bn_class_different_nodes():
+    from pgmpy.factors.discrete import TabularCPD
+    from pgmpy.models import DiscreteBayesianNetwork
+
+    other = DiscreteBayesianNetwork([("A", "C")])
+    other.add_cpds(TabularCPD("A", 2, [[0.4], [0.6]]),
+                   TabularCPD("C", 2, [[0.5, 0.5], [0.5, 0.5]], evidence=["A"], evidence_card=[2]))
+    first = pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8]]), name="first")
+    return pp.ScenarioClass([first, pp.BayesianNetworkScenario(other, name="second")])
+
+
+def two_bn_class_different_states():
+    from pgmpy.factors.discrete import TabularCPD
+    from pgmpy.models import DiscreteBayesianNetwork
+
+    other = DiscreteBayesianNetwork([("A", "B")])
+    other.add_cpds(TabularCPD("A", 2, [[0.4], [0.6]]),
+                   TabularCPD("B", 2, [[0.9, 0.2], [0.1, 0.8]], evidence=["A"], evidence_card=[2],
+                              state_names={"B": ["low", "high"], "A": [0, 1]}))
+    first = pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8]]), name="first")
+    return pp.ScenarioClass([first, pp.BayesianNetworkScenario(other, name="second")])
+
+
+# ----------------------------------------------------------------------------- the table
+
+BAD_INPUTS: list[tuple[str, Callable[[Path], object], type, type, str]] = [
+    # (id, call, library error, built-in, message fragment)
+    ("cpd-column-off-by-0.1",
+     lambda _: pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.2, 0.8]])),
+     InvalidModelError, ValueError, "node 'B' for parent configuration (0,) sums to 1.1"),
+    ("cpd-column-off-by-1e-4",  # pgmpy accepts columns off by up to 0.01; we do not
+     lambda _: pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8001]])),
+     InvalidModelError, ValueError, "node 'B' for parent configuration (1,)"),
+    ("cpd-root-off-by-1e-4",
+     lambda _: pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8]],
+                                                      a_table=[[0.4], [0.6001]])),
+     InvalidModelError, ValueError, "node 'A'"),
+    ("cpd-negative",  # pgmpy refuses negative values when building a CPD, not afterwards
+     lambda _: pp.BayesianNetworkScenario(changed(two_node_bn([[0.9, 0.2], [0.1, 0.8]]),
+                                                  "B", (0, 1), 1.1, (1, 1), -0.1)),
+     InvalidModelError, ValueError, "node 'B' has the negative probability -0.1 at index (1, 1)"),
+    ("cpd-nan",
+     lambda _: pp.BayesianNetworkScenario(two_node_bn([[0.9, np.nan], [0.1, 0.8]])),
+     InvalidModelError, ValueError, "node 'B' contains nan (NaN or infinite) at index (0, 1)"),
+    ("cpd-infinite",
+     lambda _: pp.BayesianNetworkScenario(changed(two_node_bn([[0.9, 0.2], [0.1, 0.8]]),
+                                                  "A", (0,), np.inf)),
+     InvalidModelError, ValueError, "node 'A' contains inf"),
+    ("cpd-negative-in-file",
+     lambda tmp: pp.BayesianNetworkScenario.from_file(
+         write_file(tmp, "negative.bif", ASIA_HEAD.split("variable tub")[0]
+                    + "probability ( asia ) {\n  table 1.1, -0.1;\n}\n")),
+     ModelFileError, ValueError, "non-negative"),
+    ("transition-negative",
+     lambda _: chain([[1.1, -0.1], [0.2, 0.8]]),
+     InvalidModelError, ValueError, "transition[0, 1] = -0.1"),
+    ("transition-nan",
+     lambda _: chain([[0.9, 0.1], [np.nan, 0.8]]),
+     InvalidModelError, ValueError, "transition[1, 0] = nan"),
+    ("transition-row-sum",
+     lambda _: chain([[0.9, 0.1], [0.5, 0.25]]),
+     InvalidModelError, ValueError, "row 1 of the transition matrix sums to 0.75"),
+    ("transition-non-square",
+     lambda _: chain([[0.5, 0.25, 0.25], [0.2, 0.4, 0.4]]),
+     InvalidModelError, ValueError, "shape (2, 3)"),
+    ("transition-empty",
+     lambda _: chain(np.zeros((0, 0))),
+     InvalidModelError, ValueError, "shape (0, 0)"),
+    ("transition-not-numeric",
+     lambda _: chain([["a", "b"], ["c", "d"]]),
+     InvalidModelError, ValueError, "not numeric"),
+    ("initial-wrong-size",
+     lambda _: chain(initial=[0.2, 0.3, 0.5]),
+     InvalidModelError, ValueError, "has 3 entries but the chain has 2 states"),
+    ("initial-unnormalised",
+     lambda _: chain(initial=[0.5, 0.4]),
+     InvalidModelError, ValueError, "sums to 0.9"),
+    ("initial-negative",
+     lambda _: chain(initial=[1.5, -0.5]),
+     InvalidModelError, ValueError, "initial[1] = -0.5"),
+    ("initial-unknown-word",
+     lambda _: chain(initial="uniform"),
+     InvalidModelError, ValueError, "'uniform'"),
+    ("initial-not-numeric",
+     lambda _: chain(initial=["a", "b"]),
+     InvalidModelError, ValueError, "not numeric"),
+    ("length-zero",
+     lambda _: chain(length=0),
+     InvalidParameterError, ValueError, "length must be >= 1, got 0"),
+    ("length-float",
+     lambda _: chain(length=2.5),
+     ParameterTypeError, TypeError, "length must be an integer, got the float 2.5"),
+    ("duplicate-state-names",
+     lambda _: chain(states=["a", "a"]),
+     InvalidModelError, ValueError, "['a', 'a']"),
+    ("reducible-stationary",
+     lambda _: chain([[1.0, 0.0], [0.0, 1.0]]),
+     InvalidModelError, ValueError, "several stationary distributions"),
+    ("secret-unknown-node",
+     lambda _: pp.Framework(chain(), [SecretPair(NodeSecret(7, 0), NodeSecret(7, 1))]),
+     UnknownNodeError, KeyError, "unknown node 7"),
+    ("secret-unknown-state",
+     lambda _: pp.Framework(chain(), [SecretPair(NodeSecret(1, 0), NodeSecret(1, 5))]),
+     UnknownStateError, KeyError, "node 1 has no state 5"),
+    ("secret-pairs-unknown-node",
+     lambda _: pp.secret_pairs(load_network("asia"), nodes=["lungs"]),
+     UnknownNodeError, KeyError, "unknown node 'lungs'"),
+    ("secret-bool-node-in-chain",
+     lambda _: pp.secret_pairs(chain(), nodes=[True]),
+     UnknownNodeError, KeyError, "unknown node True"),
+    ("conditional-unknown-state",
+     lambda _: pp.conditional(load_network("asia"), ["lung"], {"smoke": "maybe"}),
+     UnknownStateError, KeyError, "node 'smoke' has no state 'maybe'"),
+    ("missing-model-file",
+     lambda tmp: pp.BayesianNetworkScenario.from_file(tmp / "nowhere.bif"),
+     ModelFileNotFoundError, FileNotFoundError, "nowhere.bif"),
+    ("broken-model-file",
+     lambda tmp: pp.BayesianNetworkScenario.from_file(broken_bif(tmp)),
+     ModelFileError, ValueError, "broken.bif"),
+    ("garbage-model-file",
+     lambda tmp: pp.BayesianNetworkScenario.from_file(garbage_bif(tmp)),
+     ModelFileError, ValueError, "garbage.bif"),
+    ("model-file-bad-column",
+     lambda tmp: pp.BayesianNetworkScenario.from_file(bif_with_bad_column(tmp)),
+     InvalidModelError, ValueError, "node 'tub' for parent configuration (1,) sums to 1.1"),
+    ("real-file-without-renormalize",
+     lambda _: pp.BayesianNetworkScenario.from_file(model_path("alarm")),
+     InvalidModelError, ValueError, "renormalize=1e-06"),
+    ("class-nodes-disagree",
+     lambda _: two_bn_class_different_nodes(),
+     ScenarioClassError, ValueError, "'first' and 'second' have different nodes"),
+    ("class-chain-lengths-disagree",
+     lambda _: pp.ScenarioClass([chain(length=3), chain(length=4)]),
+     ScenarioClassError, ValueError, "different nodes"),
+    ("class-states-disagree",
+     lambda _: two_bn_class_different_states(),
+     ScenarioClassError, ValueError, "node 'B' has states [0, 1] in 'first' but ['low', 'high']"),
+    ("class-chain-states-disagree",
+     lambda _: pp.ScenarioClass([chain(states=["a", "b"]), chain(states=["a", "c"])]),
+     ScenarioClassError, ValueError, "['a', 'c']"),
+    ("class-empty",
+     lambda _: pp.ScenarioClass([]),
+     ScenarioClassError, ValueError, "empty"),
+    ("class-not-a-scenario",
+     lambda _: pp.ScenarioClass([chain(), "chain"]),
+     ParameterTypeError, TypeError, "got str"),
+    ("epsilon-string",
+     lambda _: positive_finite("epsilon", "1"),
+     ParameterTypeError, TypeError, "epsilon must be a real number, got the str '1'"),
+    ("epsilon-bool",
+     lambda _: positive_finite("epsilon", True),
+     ParameterTypeError, TypeError, "got the bool True"),
+    ("epsilon-numpy-bool",
+     lambda _: positive_finite("epsilon", np.bool_(True)),
+     ParameterTypeError, TypeError, "epsilon must be a real number"),
+    ("epsilon-zero",
+     lambda _: positive_finite("epsilon", 0),
+     InvalidParameterError, ValueError, "epsilon must be a finite number > 0, got 0.0"),
+    ("epsilon-negative",
+     lambda _: positive_finite("epsilon", -1.5),
+     InvalidParameterError, ValueError, "got -1.5"),
+    ("epsilon-nan",
+     lambda _: positive_finite("epsilon", float("nan")),
+     InvalidParameterError, ValueError, "got nan"),
+    ("epsilon-inf",
+     lambda _: positive_finite("epsilon", float("inf")),
+     InvalidParameterError, ValueError, "got inf"),
+    ("int-bool",
+     lambda _: positive_int("length", True),
+     ParameterTypeError, TypeError, "got the bool True"),
+    ("impossible-evidence",
+     lambda _: pp.conditional(chain([[1.0, 0.0], [0.5, 0.5]], initial=[1.0, 0.0]), [2], {1: 1}),
+     ImpossibleSecretError, ValueError, "{1: 1} has probability 0"),
+    ("pgmpy-model-wrong-type",
+     lambda _: pp.BayesianNetworkScenario("asia.bif"),
+     ParameterTypeError, TypeError, "got str"),
+]
+
+
+@pytest.mark.parametrize(("call", "library", "builtin", "fragment"),
+                         [case[1:] for case in BAD_INPUTS], ids=[case[0] for case in BAD_INPUTS])
+def test_bad_input_raises(tmp_path: Path, call, library: type, builtin: type,
+                          fragment: str) -> None:
+    with pytest.raises(library, match=re.escape(fragment)) as info:
+        call(tmp_path)
+    assert isinstance(info.value, PufferfishError)
+    assert isinstance(info.value, builtin)
+
+
+def test_pgmpy_itself_accepts_a_column_off_by_1e_4() -> None:
+    # the reason for our strict check: pgmpy's own check tolerates 0.01
+    model = two_node_bn([[0.9, 0.2], [0.1, 0.8001]])
+    assert model.check_model()
+
+
+def test_cpd_message_suggests_renormalize_only_for_rounding() -> None:
+    with pytest.raises(InvalidModelError) as info:
+        pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.2, 0.8]]))
+    assert "renormalize" not in str(info.value)  # a column summing to 1.1 is a wrong table
+    with pytest.raises(InvalidModelError, match=r"renormalize=1e-04"):
+        pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.80005]]))
+
+
+def test_renormalize_accepts_small_rounding_and_rescales_exactly() -> None:
+    bn = pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8000001]]), renormalize=1e-6)
+    column = bn.cpt("B")[:, 1]
+    assert column.sum() == pytest.approx(1.0, abs=1e-15)
+    assert column[1] / column[0] == pytest.approx(0.8000001 / 0.2)
+
+
+# ----------------------------------------------------------------------------- pgmpy chains
+
+def pgmpy_chain(start: int | None = None):
+    from pgmpy.factors.discrete import State
+    from pgmpy.models import MarkovChain
+
+    model = MarkovChain(["X"], [3], start_state=None if start is None else [State("X", start)])
+    model.add_transition_model("X", {0: {0: 0.5, 1: 0.5, 2: 0.0},
+                                     1: {0: 0.25, 1: 0.5, 2: 0.25},
+                                     2: {0: 0.0, 1: 0.5, 2: 0.5}})
+    return model
+
+
+MATRIX = [[0.5, 0.5, 0.0], [0.25, 0.5, 0.25], [0.0, 0.5, 0.5]]
+
+
+def test_pgmpy_markov_chain_is_accepted_as_transition() -> None:
+    ours = pp.MarkovChainScenario(pgmpy_chain(), "stationary", 4)
+    direct = pp.MarkovChainScenario(MATRIX, "stationary", 4)
+    np.testing.assert_array_equal(ours.transition, direct.transition)
+    np.testing.assert_allclose(ours.initial, direct.initial, atol=1e-12)
+    np.testing.assert_allclose(ours.initial, [0.25, 0.5, 0.25], atol=1e-12)
+    assert ours.states == (0, 1, 2)
+    np.testing.assert_allclose(pp.conditional(ours, [3], {0: 0}),
+                               pp.conditional(direct, [3], {0: 0}), atol=1e-15)
+
+
+def test_pgmpy_markov_chain_start_state_becomes_the_initial_distribution() -> None:
+    ours = pp.MarkovChainScenario(pgmpy_chain(start=2), length=3, states=["lo", "mid", "hi"])
+    assert ours.initial.tolist() == [0.0, 0.0, 1.0]
+    assert ours.states == ("lo", "mid", "hi")
+    # an explicit initial distribution wins over the start state
+    given = pp.MarkovChainScenario(pgmpy_chain(start=2), [1.0, 0.0, 0.0], 3)
+    assert given.initial.tolist() == [1.0, 0.0, 0.0]
+
+
+def test_pgmpy_markov_chain_over_two_variables_is_rejected() -> None:
+    from pgmpy.models import MarkovChain
+
+    model = MarkovChain(["X", "Y"], [2, 2])
+    with pytest.raises(InvalidModelError, match="2 variables"):
+        pp.MarkovChainScenario(model, length=2)
+
+
+def test_pgmpy_markov_chain_without_transitions_is_rejected() -> None:
+    from pgmpy.models import MarkovChain
+
+    with pytest.raises(InvalidModelError, match="'X' has no transition model"):
+        pp.MarkovChainScenario(MarkovChain(["X"], [2]), length=2)

@@ -1,0 +1,82 @@
+"""The Kantorovich mechanism, plain (004_* Prop. 2) and relaxed (eq. 20)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError
+from pufferfish_pgm.mechanisms.exact import ExactLaplaceMechanism
+from pufferfish_pgm.mechanisms.kantorovich import KantorovichMechanism
+from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
+from pufferfish_pgm.queries import Count, Histogram, LinearQuery
+from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
+from pufferfish_pgm.secrets import Framework
+
+try:  # tests/ may or may not be a package
+    from tests.brute_force import random_chain, random_network
+except ImportError:  # pragma: no cover
+    from brute_force import random_chain, random_network
+
+settings.register_profile("kant", max_examples=20, deadline=None)
+settings.load_profile("kant")
+
+
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 3), length=st.integers(2, 6),
+       eps=st.sampled_from([0.5, 1.0, 3.0]))
+def test_plain_equals_wasserstein_and_relaxed_sits_between_exact_and_plain(seed, k, length,
+                                                                           eps):
+    rng = np.random.default_rng(seed)
+    fw = Framework(ScenarioClass([random_chain(rng, k, length) for _ in range(2)]))
+    query = LinearQuery({s: int(w) for s, w in zip(range(k), rng.integers(0, 3, k),
+                                                    strict=True)})
+    plain = KantorovichMechanism(eps).calibrate(fw, query)
+    relaxed = KantorovichMechanism(eps, relaxed=True).calibrate(fw, query)
+    exact = ExactLaplaceMechanism(eps).calibrate(fw, query)
+    assert plain.scale == pytest.approx(WassersteinMechanism(eps).calibrate(fw, query).scale)
+    assert exact.scale <= relaxed.scale * (1 + 1e-9)
+    assert relaxed.scale <= plain.scale * (1 + 1e-12)
+    for cal in (plain, relaxed):
+        if cal.scale > 0:
+            assert cal.evidence["audit"].passes(eps)
+
+
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 5))
+def test_networks_relaxed_passes(seed, n):
+    fw = Framework(random_network(np.random.default_rng(seed), n))
+    cal = KantorovichMechanism(1.0, relaxed=True).calibrate(fw, Count("s1"))
+    if cal.scale > 0:
+        assert cal.evidence["audit"].passes(1.0)
+    assert cal.evidence["relaxed_theta"] == cal.scale
+
+
+def test_ding_example_plan_support():
+    iid = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3)
+    cal = KantorovichMechanism(1.0).calibrate(Framework(iid), Count(1))
+    assert cal.scale == 1.0 and cal.evidence["distance"] == 1.0
+    plan = cal.evidence["plan_support"]
+    assert plan[:, 2].sum() == pytest.approx(1.0)
+    assert cal.mechanism == "Kantorovich"
+    assert KantorovichMechanism(1.0, relaxed=True).name == "KantorovichRelaxed"
+
+
+def test_two_state_histogram():
+    mc = MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "stationary", 5)
+    fw = Framework(mc)
+    for relaxed in (False, True):
+        count = KantorovichMechanism(1.0, relaxed=relaxed).calibrate(fw, Count(1))
+        hist = KantorovichMechanism(1.0, relaxed=relaxed).calibrate(fw, Histogram())
+        assert hist.scale == pytest.approx(2 * count.scale)
+        assert hist.evidence["audit"].passes(1.0)
+
+
+def test_bad_input():
+    with pytest.raises(ParameterTypeError):
+        KantorovichMechanism(1.0, relaxed="yes")
+    with pytest.raises(InvalidParameterError):
+        KantorovichMechanism(-1.0)
+    mc = MarkovChainScenario(np.full((3, 3), 1 / 3), "stationary", 3)
+    with pytest.raises(InvalidParameterError, match="bars"):
+        KantorovichMechanism(1.0).calibrate(Framework(mc), Histogram())

@@ -1,0 +1,244 @@
+"""Release on data: encoding records, exact query answers, bad data, and adding the noise."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pufferfish_pgm as pp
+from pufferfish_pgm.errors import InvalidDataError, ParameterTypeError, PufferfishError
+from pufferfish_pgm.queries import Count, Histogram, LinearQuery
+from pufferfish_pgm.release import encode, evaluate, evaluate_codes
+
+HAS_NOISE = importlib.util.find_spec("pufferfish_pgm.noise") is not None and hasattr(
+    importlib.import_module("pufferfish_pgm.noise"), "add_noise")
+
+
+@pytest.fixture(scope="module")
+def chain_fw() -> pp.Framework:
+    mc = pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 4, states=["a", "b"])
+    return pp.Framework(mc)
+
+
+@pytest.fixture(scope="module")
+def int_chain_fw() -> pp.Framework:
+    return pp.Framework(pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 4))
+
+
+@pytest.fixture(scope="module")
+def asia_fw(asia) -> pp.Framework:
+    return pp.Framework(asia)
+
+
+def asia_record(asia, **changes) -> dict:
+    record = {v: "no" for v in asia.nodes}
+    record.update(changes)
+    return record
+
+
+# ----------------------------------------------------------------------------- encoding
+
+def test_encode_chain_forms(chain_fw) -> None:
+    cls = chain_fw.scenarios
+    expected_one = np.array([[0, 1, 1, 0]])
+    for data in (["a", "b", "b", "a"], np.array(["a", "b", "b", "a"]),
+                 pd.Series(["a", "b", "b", "a"]), {0: "a", 1: "b", 2: "b", 3: "a"}):
+        codes, single = encode(cls, data)
+        assert single and codes.tolist() == expected_one.tolist()
+    many = [["a", "b", "b", "a"], ["b", "b", "b", "b"]]
+    expected = [[0, 1, 1, 0], [1, 1, 1, 1]]
+    for data in (many, [tuple(r) for r in many], np.array(many),
+                 pd.DataFrame(many, columns=["t0", "t1", "t2", "t3"]),
+                 [{0: "a", 1: "b", 2: "b", 3: "a"}, {3: "b", 2: "b", 1: "b", 0: "b"}]):
+        codes, single = encode(cls, data)
+        assert not single and codes.tolist() == expected
+        assert codes.dtype == np.int64
+
+
+def test_encode_integer_chain_fast_path(int_chain_fw) -> None:
+    cls = int_chain_fw.scenarios
+    data = np.array([[0, 1, 1, 0], [1, 1, 1, 1]], dtype=np.int32)
+    assert encode(cls, data)[0].tolist() == data.tolist()
+    assert encode(cls, data.astype(np.uint8))[0].tolist() == data.tolist()
+    assert encode(cls, data.astype(float))[0].tolist() == data.tolist()  # 1.0 == 1
+    assert encode(cls, [0, 1, 1, 0])[0].tolist() == [[0, 1, 1, 0]]
+
+
+def test_encode_network_forms(asia, asia_fw) -> None:
+    cls = asia_fw.scenarios
+    record = asia_record(asia, smoke="yes", lung="yes", either="yes")
+    expected = [[0 if record[v] == "yes" else 1 for v in asia.nodes]]
+    codes, single = encode(cls, record)
+    assert single and codes.tolist() == expected
+    assert encode(cls, pd.Series(record))[0].tolist() == expected
+    shuffled = pd.DataFrame([record, asia_record(asia)])[sorted(record, reverse=True)]
+    codes, single = encode(cls, shuffled)  # columns are matched by name, any order
+    assert not single and codes.tolist() == [expected[0], [1] * 8]
+    positional = [[record[v] for v in asia.nodes]]  # sequences are in model node order
+    assert encode(cls, positional)[0].tolist() == expected
+    assert encode(cls, np.array(positional))[0].tolist() == expected
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+def test_evaluate_count_histogram_linear_golden(chain_fw) -> None:
+    data = [["a", "b", "b", "a"], ["b", "b", "b", "b"], ["a", "a", "a", "a"]]
+    np.testing.assert_array_equal(evaluate(chain_fw, Count("b"), data), [2, 4, 0])
+    np.testing.assert_array_equal(evaluate(chain_fw, Count("a"), data), [2, 0, 4])
+    np.testing.assert_array_equal(evaluate(chain_fw, Count("b", nodes=[0, 3]), data), [0, 2, 0])
+    np.testing.assert_array_equal(evaluate(chain_fw, Histogram(), data),
+                                  [[2, 2], [0, 4], [4, 0]])
+    np.testing.assert_array_equal(evaluate(chain_fw, Histogram(nodes=[1, 2]), data),
+                                  [[0, 2], [0, 2], [2, 0]])
+    # F = sum of weights: a -> 2, b -> -1
+    np.testing.assert_array_equal(evaluate(chain_fw, LinearQuery({"a": 2, "b": -1}), data),
+                                  [2, -4, 8])
+    answers = evaluate(chain_fw, Count("b"), data)
+    assert answers.dtype == np.int64
+
+
+def test_evaluate_non_integer_weights(chain_fw) -> None:
+    query = LinearQuery({"a": 0.5, "b": 0.25}, integer=False)
+    out = evaluate(chain_fw, query, [["a", "b", "b", "a"]])
+    assert out.dtype == np.float64 and out.tolist() == [1.5]
+
+
+def test_evaluate_network_golden(asia, asia_fw) -> None:
+    sick = asia_record(asia, smoke="yes", lung="yes", either="yes", xray="yes", dysp="yes")
+    np.testing.assert_array_equal(evaluate(asia_fw, Count("yes"), [sick, asia_record(asia)]),
+                                  [5, 0])
+    np.testing.assert_array_equal(evaluate(asia_fw, Count("yes", nodes=["smoke", "asia"]), sick),
+                                  [1])
+    np.testing.assert_array_equal(evaluate(asia_fw, Histogram(), sick), [[5, 3]])
+
+
+def test_evaluate_codes_directly(int_chain_fw) -> None:
+    codes = np.array([[0, 1, 1, 0]])
+    assert evaluate_codes(int_chain_fw.scenarios, Count(1), codes).tolist() == [2]
+
+
+# ----------------------------------------------------------------------------- bad data
+
+def without(record: dict, node: str) -> dict:
+    return {v: s for v, s in record.items() if v != node}
+
+
+# (id, framework, data (a function of the asia network), message fragment)
+BAD_DATA = [
+    ("chain-unknown-state", "chain", lambda _: [["a", "b", "x", "a"]],
+     "record 0, node 2: value 'x'"),
+    ("chain-second-record", "chain", lambda _: [["a", "b", "b", "a"], ["a", "c", "b", "a"]],
+     "record 1, node 1: value 'c'"),
+    ("chain-nan", "chain", lambda _: np.array([["a", "b", "b", np.nan]], dtype=object),
+     "record 0, node 3: value nan"),
+    ("chain-none", "chain", lambda _: [["a", None, "b", "a"]], "record 0, node 1: value None"),
+    ("int-chain-out-of-range", "int", lambda _: np.array([[0, 1, 5, 0]]),
+     "record 0, node 2: value 5 "),
+    ("int-chain-float-nan", "int", lambda _: np.array([[0.0, 1.0, 0.0, np.nan]]),
+     "record 0, node 3: value nan"),
+    ("int-chain-fraction", "int", lambda _: np.array([[0.0, 0.5, 0.0, 1.0]]),
+     "node 1: value 0.5"),
+    ("chain-too-short", "chain", lambda _: [["a", "b", "b"]],
+     "record 0 has 3 values but the model has 4"),
+    ("chain-ragged", "chain", lambda _: [["a", "b", "b", "a"], ["a", "b"]],
+     "record 1 has 2 values"),
+    ("chain-array-too-long", "int", lambda _: np.zeros((2, 5), dtype=int), "has 5 values"),
+    ("chain-3d", "int", lambda _: np.zeros((2, 2, 4), dtype=int), "3 dimensions"),
+    ("chain-no-rows", "int", lambda _: np.zeros((0, 4), dtype=int), "no records"),
+    ("chain-empty-list", "chain", lambda _: [], "record 0 has 0 values"),
+    ("chain-dict-unknown-node", "chain", lambda _: {0: "a", 1: "a", 2: "a", 3: "a", 4: "a"},
+     "record 0: unknown node 4"),
+    ("network-unknown-state", "asia", lambda bn: asia_record(bn, smoke="maybe"),
+     "record 0, node 'smoke': value 'maybe'"),
+    ("network-unknown-key", "asia", lambda bn: asia_record(bn, smoker="yes"),
+     "record 0: unknown node 'smoker'"),
+    ("network-missing-key", "asia", lambda bn: without(asia_record(bn), "asia"),
+     "record 0: no value for node 'asia'"),
+    ("network-nan", "asia", lambda bn: asia_record(bn, lung=float("nan")),
+     "record 0, node 'lung': value nan"),
+    ("network-unknown-column", "asia", lambda bn: pd.DataFrame([asia_record(bn, id=7)]),
+     "column 'id' that is not a node"),
+    ("network-missing-column", "asia",
+     lambda bn: pd.DataFrame([without(asia_record(bn), "smoke")]), "no column for node 'smoke'"),
+    ("network-frame-second-row", "asia",
+     lambda bn: pd.DataFrame([asia_record(bn), asia_record(bn, dysp="often")]),
+     "record 1, node 'dysp': value 'often'"),
+    ("network-records-list", "asia",
+     lambda bn: [asia_record(bn), asia_record(bn, xray="positive")],
+     "record 1, node 'xray': value 'positive'"),
+    ("network-series-unknown-index", "asia", lambda bn: pd.Series(asia_record(bn, Xray="yes")),
+     "unknown node 'Xray'"),
+]
+
+
+@pytest.mark.parametrize(("kind", "make", "fragment"), [case[1:] for case in BAD_DATA],
+                         ids=[case[0] for case in BAD_DATA])
+def test_bad_data_raises_naming_row_and_value(kind, make, fragment, asia, chain_fw,
+                                              int_chain_fw, asia_fw) -> None:
+    fw = {"chain": chain_fw, "int": int_chain_fw, "asia": asia_fw}[kind]
+    query = Count(fw.scenarios.states_of(fw.scenarios.nodes[0])[0])
+    with pytest.raises(InvalidDataError) as info:
+        evaluate(fw, query, make(asia))
+    assert fragment in str(info.value)
+    assert isinstance(info.value, PufferfishError) and isinstance(info.value, ValueError)
+
+
+def test_unreadable_data_types(chain_fw) -> None:
+    for data in (5, {"a", "b"}, "abba"):
+        with pytest.raises((ParameterTypeError, InvalidDataError)):
+            evaluate(chain_fw, Count("a"), data)
+    with pytest.raises(ParameterTypeError, match="cannot read data of type int"):
+        evaluate(chain_fw, Count("a"), 5)
+
+
+# ----------------------------------------------------------------------------- release
+
+@pytest.mark.skipif(not HAS_NOISE, reason="pufferfish_pgm.noise.add_noise not available yet")
+class TestReleaseAnswer:
+    @staticmethod
+    def calibration(fw, query, scale=2.0):
+        from pufferfish_pgm.mechanisms.base import Calibration
+
+        return Calibration(mechanism="Test", epsilon=0.5, scale=scale, query=query, framework=fw)
+
+    def test_release_is_reproducible_with_a_seed(self, chain_fw) -> None:
+        cal = self.calibration(chain_fw, Count("b"))
+        data = [["a", "b", "b", "a"], ["b", "b", "b", "b"]]
+        one = cal.release(data, rng=np.random.default_rng(5))
+        two = cal.release(data, rng=np.random.default_rng(5))
+        np.testing.assert_array_equal(one.value, two.value)
+        assert one.value.shape == (2,) and one.value.dtype.kind == "i"
+        assert (one.scale, one.epsilon, one.mechanism, one.query) == (2.0, 0.5, "Test",
+                                                                      "count(b)")
+
+    def test_single_record_gives_a_scalar(self, chain_fw) -> None:
+        cal = self.calibration(chain_fw, Count("b"))
+        out = cal.release(["a", "b", "b", "a"], rng=np.random.default_rng(0))
+        assert isinstance(out.value, int)
+
+    def test_aggregate_over_users(self, chain_fw) -> None:
+        cal = self.calibration(chain_fw, Count("b"), scale=1e-3)  # nearly no noise
+        data = [["a", "b", "b", "a"], ["b", "b", "b", "b"]]
+        out = cal.release(data, rng=np.random.default_rng(0), per_user=False)
+        assert out.value == 6
+
+    def test_histogram_release_has_one_value_per_bar(self, chain_fw) -> None:
+        cal = self.calibration(chain_fw, Histogram(), scale=1e-3)
+        out = cal.release(["a", "b", "b", "a"], rng=np.random.default_rng(0))
+        assert np.asarray(out.value).tolist() == [2, 2]
+
+    def test_noise_is_centred_on_the_answer(self, int_chain_fw) -> None:
+        cal = self.calibration(int_chain_fw, Count(1), scale=1.0)
+        data = np.tile([0, 1, 1, 0], (20000, 1))
+        out = cal.release(data, rng=np.random.default_rng(1))
+        # discrete Laplace(1): variance 2q/(1-q)^2 with q = e^-1, about 1.84
+        assert abs(out.value.mean() - 2.0) < 5 * np.sqrt(1.84 / 20000)
+        assert cal.answer(data[:1]).tolist() == [2]
+
+    def test_bad_data_releases_nothing(self, chain_fw) -> None:
+        cal = self.calibration(chain_fw, Count("b"))
+        with pytest.raises(InvalidDataError, match="record 1"):
+            cal.release([["a", "b", "b", "a"], ["a", "b", "q", "a"]], rng=np.random.default_rng(0))
