@@ -29,7 +29,7 @@ from .errors import LimitExceededError
 __all__ = ["ChainCountTables"]
 
 #: Default cap on the cells T·k·C of the forward (or backward) table.
-MAX_CELLS = 20_000_000
+MAX_CELLS = 40_000_000
 
 
 def _shift_rows(table: np.ndarray, shifts: np.ndarray, width: int) -> np.ndarray:

@@ -13,7 +13,9 @@ in vectorised batches. Nodes far from both ends are shared when that is proven s
   w_{t_conv}(s,s'). Nodes with i >= max(t_conv, t_s + W) therefore share one plan computed
   with that proven upper bound (at most 1e-12 above their exact influence).
 
-Chains that never reach that point (periodic or reducible ones) are searched node by node.
+Chains that never reach that point (periodic or reducible ones) are searched node by node;
+if that would cost more than ``MAX_ROUND_WORK`` cells in one round, the window stops growing
+and the nodes still unsettled keep their (valid) best σ, reported as truncated.
 
 Examples
 --------
@@ -41,6 +43,7 @@ __all__ = ["Converged", "convergence", "possible_states", "search_nodes", "suppo
 BAND_TOLERANCE = 1e-12
 CHUNK = 1024
 BUDGET = 2 ** 22
+MAX_ROUND_WORK = 2 ** 32  # cells of E(a, b) per (θ, pair) in one round of the per-node search
 
 
 def support_cycle(chain: MarkovChainScenario) -> tuple[np.ndarray, int]:
@@ -271,4 +274,6 @@ def search_nodes(members: Sequence, nodes: np.ndarray, pairs: np.ndarray, prefix
     length = len(prefix) - 1
     search = _Search(members, nodes, pairs, prefix, epsilon,
                      [convergence(m, length) for m in members])
-    return grow_window(search.round, len(nodes), length, prefix[-1] / epsilon, max_window)
+    count = len(members) * len(pairs)
+    return grow_window(search.round, len(nodes), length, prefix[-1] / epsilon, max_window,
+                       lambda w, pending: pending * (w + 1) ** 2 * count > MAX_ROUND_WORK)

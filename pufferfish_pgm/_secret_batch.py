@@ -32,11 +32,11 @@ import numpy as np
 
 from ._logpoly import log_laplace_density, logsumexp
 from ._qd_weights import pack_queries
-from .errors import ImpossibleSecretError, LimitExceededError
+from .errors import ImpossibleSecretError, InvalidParameterError, LimitExceededError
 from .query_distributions import fixed_start_variants, log_joint_engine
 from .secrets import SkippedPair
 
-__all__ = ["Group", "build_groups", "MAX_GRID"]
+__all__ = ["Group", "build_groups", "MAX_GRID", "refuse_any_start"]
 
 #: Default cap on the cells of one group's rows (rows × grid points).
 MAX_GRID = 50_000_000
@@ -145,11 +145,30 @@ def _variant_group(theta: int, variant: Any, framework: Any, packed: Any, layout
                  tuple(pairs))
 
 
+def refuse_any_start(framework: Any, mechanism: str) -> None:
+    """Distribution-based calibration needs a finite class: refuse chains with ``"any"`` start.
+
+    The class of all initial distributions is infinite and a mixed start can leak more than
+    every point-mass start (the weights of the mixture depend on the secret), so auditing the
+    fixed starts would under-protect.
+    """
+    for m in framework.scenarios:
+        if getattr(m, "initial_is_any", False):
+            raise InvalidParameterError(
+                f"{mechanism} needs a finite class of scenarios, but chain {m.name!r} has "
+                "initial='any' (every initial distribution); give the initial distributions "
+                "explicitly (e.g. one chain per start state in a ScenarioClass), or use "
+                "MarkovQuiltMechanism, which covers 'any' exactly"
+            )
+
+
 def build_groups(framework: Any, engine_queries: list, matrix: Any, shift: Any,
                  max_grid: int = MAX_GRID) -> tuple[list[Group], tuple]:
     """Groups for every fixed-start scenario of the framework (see the module docstring).
 
-    The released coordinates are ``matrix @ (engine query values) + shift``.
+    The released coordinates are ``matrix @ (engine query values) + shift``. For chains with
+    ``initial="any"`` only the point-mass and stationary starts are covered (a lower bound;
+    calibration refuses such chains with :func:`refuse_any_start`).
     """
     skipped: list = []
     possible: set = set()

@@ -17,8 +17,8 @@ How it stays fast (all bounds proven, no guesswork):
   An option outside the window has card >= c_out (the card of the cheapest such option, as
   card grows with a and b) and influence >= 0, so σ >= c_out / ε: once that is >= the best σ
   found for a node, nothing outside can beat it. W doubles until every node is settled, up to
-  ``max_window`` (nodes still unsettled there keep the best σ found, which is a valid upper
-  bound, and are reported as truncated).
+  ``max_window`` or, for the per-node search, a work budget (nodes still unsettled keep the
+  best σ found, which is a valid upper bound, and are reported as truncated).
 * With stationary starts and a query over all nodes, the left terms do not depend on the node,
   so one (W, W) table of σ serves every node through 2-D prefix minima (the middle nodes are
   identical; only nodes within W of an end differ). Other cases go through
@@ -281,11 +281,14 @@ def _shared_round(tables: tuple, nodes: np.ndarray, length: int, window: int,
 
 
 def grow_window(round_fn: Callable[[int, np.ndarray], tuple], count: int, length: int,
-                trivial: float, max_window: int) -> tuple[_Best, np.ndarray]:
+                trivial: float, max_window: int,
+                too_costly: Callable[[int, int], bool] | None = None) -> tuple[_Best, np.ndarray]:
     """Double the window until ``round_fn(window, rows)`` settles every row.
 
-    Returns the best options and a mask of rows still unsettled at ``max_window``
-    (their σ is the best found within the window or the trivial one: valid, maybe not optimal).
+    Growth stops at ``max_window``, or earlier when ``too_costly(next_window, pending)`` says
+    the next round is too expensive. Returns the best options and a mask of the rows still
+    unsettled then (their σ is the best found in the window or the trivial one: valid, maybe
+    not optimal).
     """
     cap = max(1, min(length - 1, max_window))
     window = min(cap, FIRST_WINDOW)
@@ -294,12 +297,14 @@ def grow_window(round_fn: Callable[[int, np.ndarray], tuple], count: int, length
     pending = np.arange(count)
     while len(pending):
         best, settled = round_fn(window, pending)
-        keep = settled | (window >= cap)
+        nxt = min(cap, 2 * window)
+        last = window >= cap or (too_costly is not None and too_costly(nxt, int((~settled).sum())))
+        keep = settled | last
         for name in ("sigma", "left", "right", "influence"):
             getattr(done, name)[pending[keep]] = getattr(best, name)[keep]
         truncated[pending[keep & ~settled]] = True
         pending = pending[~keep]
-        window = min(cap, 2 * window)
+        window = nxt
     return done, truncated
 
 

@@ -202,3 +202,14 @@ def test_bad_input():
         audit(big, Histogram(), 1.0, max_grid=10_000)
     with pytest.raises(ParameterTypeError):
         audit(fw, object(), 1.0)
+
+
+def test_any_start_vertex_audit_is_only_a_lower_bound():
+    # documented limitation: a mixed start can leak more than every audited start
+    p = [[0.995, 0.005], [0.818, 0.182]]
+    mc = MarkovChainScenario(p, "any", 4)
+    vertices = audit(Framework(mc, secret_pairs(mc, nodes=[2])), Count(1), 0.77).epsilon
+    mixed = max(audit(Framework(m, secret_pairs(m, nodes=[2])), Count(1), 0.77).epsilon
+                for m in (MarkovChainScenario(p, [q, 1 - q], 4)
+                          for q in np.linspace(0.01, 0.99, 99)))
+    assert mixed > vertices + 0.3

@@ -347,3 +347,14 @@ def test_functions_accept_dicts_and_reject_other_types():
         w_infinity([0, 1], {0: 1.0})
     with pytest.raises(InvalidModelError):
         laplace_pair_epsilon({0: 0.5}, {0: 1.0}, 1.0)
+
+
+def test_w_infinity_sees_a_tiny_real_mass_at_a_point_the_other_lacks():
+    # Regression: a mass of 1e-13 at 1 must be moved to 0, so W_inf = 1 (not 0, which would
+    # release F with no noise and an infinite loss).
+    from pufferfish_pgm.distributions import w_infinity
+
+    assert w_infinity({0: 1 - 1e-13, 1: 1e-13}, {0: 1.0}) == 1.0
+    assert w_infinity({0: 1.0}, {0: 1e-13, 5: 1 - 1e-13}) == 5.0
+    # rounding ties (0.1 + 0.2 != 0.3) still create no fake transport
+    assert w_infinity({0: 0.1, 1: 0.2, 2: 0.7}, {0: 0.3, 2: 0.7}) == 1.0

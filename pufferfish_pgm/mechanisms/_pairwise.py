@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .._secret_batch import MAX_GRID, Group, build_groups
+from .._secret_batch import MAX_GRID, Group, build_groups, refuse_any_start
 from ..audit import coverage_note
 from ..distributions import DiscreteDistribution
 from ..errors import InvalidParameterError
@@ -163,8 +163,10 @@ class PairLayout:
     _views: dict
 
     @classmethod
-    def build(cls, framework: Any, query: Any, max_grid: int = MAX_GRID) -> PairLayout:
+    def build(cls, framework: Any, query: Any, max_grid: int = MAX_GRID,
+              mechanism: str = "this mechanism") -> PairLayout:
         """Lay out every (pair, scenario) of ``framework`` for a Count or LinearQuery."""
+        refuse_any_start(framework, mechanism)
         groups, skipped = build_groups(framework, [query], [[1]], [0], max_grid)
         return cls(tuple(groups), skipped, (query.name,), coverage_note(framework), {})
 

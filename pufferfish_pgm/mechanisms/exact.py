@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import positive_finite
-from .._secret_batch import MAX_GRID, build_groups
+from .._secret_batch import MAX_GRID, build_groups, refuse_any_start
 from ..audit import coverage_note, release_layout, report_from_groups
 from ..errors import InvalidParameterError
 from ._pairwise import group_w_infinity
@@ -165,6 +165,7 @@ class ExactLaplaceMechanism(Mechanism):
 
     def calibrate(self, framework: Any, query: Any) -> Calibration:
         """Calibrate by bisection on the exact audit (see the module docstring)."""
+        refuse_any_start(framework, "ExactLaplaceMechanism")
         engine, matrix, shift, names = release_layout(framework, query)
         groups, skipped = build_groups(framework, engine, matrix, shift, self.max_grid)
         evidence: dict[str, Any] = {"coverage": coverage_note(framework),

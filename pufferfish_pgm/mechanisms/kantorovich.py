@@ -66,7 +66,7 @@ class KantorovichMechanism(Mechanism):
     def calibrate(self, framework: Any, query: Any) -> Calibration:
         """The largest per-pair scale (plain: ``Δ*/ε``; relaxed: eq. 20) times the factor."""
         scalar, factor = scalar_view(framework, query, "Kantorovich")
-        layout = PairLayout.build(framework, scalar, self.max_grid)
+        layout = PairLayout.build(framework, scalar, self.max_grid, type(self).__name__)
         if self.relaxed:
             # a histogram's distances are doubled: e^{2d/θ} = e^{d/(θ/2)}, so θ doubles
             per_pair = partial(_relaxed, epsilon=self.epsilon)

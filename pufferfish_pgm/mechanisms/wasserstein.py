@@ -76,7 +76,7 @@ class WassersteinMechanism(Mechanism):
     def calibrate(self, framework: Any, query: Any) -> Calibration:
         """Compute W over every pair and scenario and the scale ``factor · W / ε``."""
         scalar, factor = scalar_view(framework, query, "Wasserstein")
-        layout = PairLayout.build(framework, scalar, self.max_grid)
+        layout = PairLayout.build(framework, scalar, self.max_grid, type(self).__name__)
         best, rows = layout.w_infinity()
         evidence = distance_evidence(best, layout)
         evidence["distances"] = tuple(rows)
