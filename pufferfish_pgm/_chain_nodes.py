@@ -43,7 +43,7 @@ __all__ = ["Converged", "convergence", "possible_states", "search_nodes", "suppo
 BAND_TOLERANCE = 1e-12
 CHUNK = 1024
 BUDGET = 2 ** 22
-MAX_ROUND_WORK = 2 ** 32  # cells of E(a, b) per (θ, pair) in one round of the per-node search
+MAX_ROUND_WORK = 2 ** 30  # cells of E(a, b) per (θ, pair) in one round of the per-node search
 
 
 def support_cycle(chain: MarkovChainScenario) -> tuple[np.ndarray, int]:
@@ -212,10 +212,8 @@ class _Search:
     epsilon: float
     converged: list
 
-    def shared_terms(self, terms: list, window: int) -> tuple[np.ndarray, np.ndarray] | None:
+    def shared_terms(self, terms: list, window: int) -> tuple[np.ndarray, np.ndarray]:
         """U (W, J) and active (J,) valid for every node past the sharing point."""
-        if any(c is None for c in self.converged):
-            return None
         s, s2 = self.pairs[:, 0], self.pairs[:, 1]
         us, acts = [], []
         for (left, _), conv in zip(terms, self.converged, strict=True):
@@ -230,29 +228,42 @@ class _Search:
                          for m, (left, _) in zip(self.members, terms, strict=True)), strict=True)
         return np.concatenate(us, axis=2), np.concatenate(acts, axis=1)
 
+    def shared_groups(self, window: int, nodes: np.ndarray) -> list[np.ndarray]:
+        """Positions of nodes that share one evaluation: past the proven sharing point, away
+        from both ends, with the query covering all or none of [i - W, i + W]."""
+        if any(c is None for c in self.converged):
+            return []
+        prefix, length = self.prefix, len(self.prefix) - 1
+        start = max(max(c.t_conv, c.t_s + window) for c in self.converged)
+        far = (nodes >= start) & (nodes > window) & (length - 1 - nodes > window)
+        cover = prefix[np.minimum(nodes + window + 1, length)] - prefix[
+            np.maximum(nodes - window, 0)]
+        full = cover == 2 * window + 1 if np.diff(prefix).max(initial=0) <= 1 else False
+        return [hit for hit in (np.flatnonzero(far & full), np.flatnonzero(far & (cover == 0)))
+                if len(hit)]
+
+    def too_costly(self, window: int, rows: np.ndarray) -> bool:
+        """Whether a round at ``window`` over ``rows`` would exceed MAX_ROUND_WORK."""
+        nodes = self.nodes[rows]
+        alone = len(nodes) - sum(len(g) for g in self.shared_groups(window, nodes))
+        work = alone * (window + 1) ** 2 * len(self.members) * len(self.pairs)
+        return work > MAX_ROUND_WORK
+
     def round(self, window: int, rows: np.ndarray) -> tuple[_Best, np.ndarray]:
-        nodes, prefix, length = self.nodes[rows], self.prefix, len(self.prefix) - 1
+        nodes, prefix = self.nodes[rows], self.prefix
         terms = [window_terms(m.transition, self.pairs, window) for m in self.members]
         right = np.concatenate([r for _, r in terms], axis=1)
         best = _Best.trivial(len(nodes), prefix[-1] / self.epsilon)
         todo = np.ones(len(nodes), dtype=bool)
         lower = np.full(len(nodes), np.inf)
-        shared = self.shared_terms(terms, window)
-        if shared is not None:
-            start = max(max(c.t_conv, c.t_s + window) for c in self.converged)
-            far = (nodes >= start) & (nodes > window) & (length - 1 - nodes > window)
-            cover = prefix[np.minimum(nodes + window + 1, length)] - prefix[
-                np.maximum(nodes - window, 0)]
-            full = cover == 2 * window + 1 if np.diff(prefix).max(initial=0) <= 1 else False
-            for same in (far & full, far & (cover == 0)):
-                hit = np.flatnonzero(same)
-                if len(hit):  # identical terms, validity and cards: one evaluation
-                    one, low = _kernel(shared[0][None], shared[1][None], right,
-                                       nodes[hit[:1]], prefix, window, self.epsilon)
-                    lower[hit] = low[0]
-                    best.offer(hit, np.repeat(one.sigma, len(hit)), one.left, one.right,
-                               np.repeat(one.influence, len(hit)))
-                    todo[hit] = False
+        for hit in self.shared_groups(window, nodes):  # identical terms, validity and cards
+            u, active = self.shared_terms(terms, window)
+            one, low = _kernel(u[None], active[None], right, nodes[hit[:1]], prefix, window,
+                               self.epsilon)
+            lower[hit] = low[0]
+            best.offer(hit, np.repeat(one.sigma, len(hit)), one.left, one.right,
+                       np.repeat(one.influence, len(hit)))
+            todo[hit] = False
         for part in _batches(np.flatnonzero(todo), nodes, window, right.shape[1]):
             u, active = self.batch_terms(terms, nodes[part], window)
             got, lower[part] = _kernel(u, active, right, nodes[part], prefix, window,
@@ -274,6 +285,5 @@ def search_nodes(members: Sequence, nodes: np.ndarray, pairs: np.ndarray, prefix
     length = len(prefix) - 1
     search = _Search(members, nodes, pairs, prefix, epsilon,
                      [convergence(m, length) for m in members])
-    count = len(members) * len(pairs)
     return grow_window(search.round, len(nodes), length, prefix[-1] / epsilon, max_window,
-                       lambda w, pending: pending * (w + 1) ** 2 * count > MAX_ROUND_WORK)
+                       search.too_costly)

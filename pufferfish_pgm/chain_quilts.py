@@ -282,10 +282,11 @@ def _shared_round(tables: tuple, nodes: np.ndarray, length: int, window: int,
 
 def grow_window(round_fn: Callable[[int, np.ndarray], tuple], count: int, length: int,
                 trivial: float, max_window: int,
-                too_costly: Callable[[int, int], bool] | None = None) -> tuple[_Best, np.ndarray]:
+                too_costly: Callable[[int, np.ndarray], bool] | None = None,
+                ) -> tuple[_Best, np.ndarray]:
     """Double the window until ``round_fn(window, rows)`` settles every row.
 
-    Growth stops at ``max_window``, or earlier when ``too_costly(next_window, pending)`` says
+    Growth stops at ``max_window``, or earlier when ``too_costly(next_window, rows)`` says
     the next round is too expensive. Returns the best options and a mask of the rows still
     unsettled then (their σ is the best found in the window or the trivial one: valid, maybe
     not optimal).
@@ -298,7 +299,7 @@ def grow_window(round_fn: Callable[[int, np.ndarray], tuple], count: int, length
     while len(pending):
         best, settled = round_fn(window, pending)
         nxt = min(cap, 2 * window)
-        last = window >= cap or (too_costly is not None and too_costly(nxt, int((~settled).sum())))
+        last = window >= cap or (too_costly is not None and too_costly(nxt, pending[~settled]))
         keep = settled | last
         for name in ("sigma", "left", "right", "influence"):
             getattr(done, name)[pending[keep]] = getattr(best, name)[keep]

@@ -10,8 +10,12 @@ from bruteforce import random_network, realised_epsilon
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pufferfish_pgm.errors import (ImpossibleSecretError, InvalidParameterError,
-                                   ParameterTypeError, UnknownStateError)
+from pufferfish_pgm.errors import (
+    ImpossibleSecretError,
+    InvalidParameterError,
+    ParameterTypeError,
+    UnknownStateError,
+)
 from pufferfish_pgm.mechanisms.baselines import EntryDPMechanism, GroupDPMechanism
 from pufferfish_pgm.mechanisms.markov_quilt import MarkovQuiltMechanism
 from pufferfish_pgm.queries import Count, Histogram, LinearQuery

@@ -60,7 +60,6 @@ def test_exact_matches_naive_small(seed, k, length, initial, zeros, epsilon, sub
         pass
 
 
-@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), initial=st.sampled_from(["stationary", "fixed", "any"]),
        subset=st.booleans())
@@ -72,7 +71,6 @@ def test_exact_matches_naive_t30(seed, initial, subset):
     compare(fw, float(rng.choice([0.5, 1.0, 3.0])), list(range(5, 25)) if subset else None)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("initial", ["fixed", "any"])
 def test_shared_middle_nodes_after_convergence(initial):
     """Fast-mixing chains with a non-stationary start: nodes past the proven sharing point use

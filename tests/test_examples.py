@@ -57,3 +57,11 @@ def test_multi_user_reproduces_the_seed_numbers():
     assert rows["Thm 3 (14): P4 vs absent"][0] == pytest.approx(5.0)
     for paper, exact, realised in rows.values():
         assert realised <= 1.0 + 1e-9 and exact <= paper * (1 + 1e-9)
+
+
+def test_deterministic_constraints_dp_release_overshoots():
+    leak = _load("deterministic_constraints").main(n=10, epsilon=1.0)
+    # seed 002 Example 9.2: at omega = n the log-ratio is about n*eps - log n (8.156 here)
+    assert leak.realised_uniform == pytest.approx(leak.paper_log_ratio_at_n, rel=1e-9)
+    assert leak.realised_uniform > 8.0 and leak.realised_worst_prior > 9.0
+    assert leak.exact_scale_uniform > leak.dp_scale

@@ -10,13 +10,26 @@ from bruteforce import random_network, realised_epsilon
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pufferfish_pgm.errors import (ImpossibleSecretError, InvalidParameterError,
-                                   ParameterTypeError, UnknownStateError)
-from pufferfish_pgm.mechanisms.markov_quilt import (MarkovQuiltMechanism, MQMApproxMechanism,
-                                                    chain_mixing, mqm_approx_scale)
+from pufferfish_pgm.errors import (
+    ImpossibleSecretError,
+    InvalidParameterError,
+    ParameterTypeError,
+    UnknownNodeError,
+    UnknownStateError,
+)
+from pufferfish_pgm.mechanisms.markov_quilt import (
+    MarkovQuiltMechanism,
+    MQMApproxMechanism,
+    chain_mixing,
+    mqm_approx_scale,
+)
 from pufferfish_pgm.queries import Count, Histogram, LinearQuery
-from pufferfish_pgm.scenarios import (BayesianNetworkScenario, MarkovChainScenario,
-                                      ScenarioClass, default_model_path)
+from pufferfish_pgm.scenarios import (
+    BayesianNetworkScenario,
+    MarkovChainScenario,
+    ScenarioClass,
+    default_model_path,
+)
 from pufferfish_pgm.secrets import Framework, secret_pairs
 
 TOLERANCE = 1e-9
@@ -193,3 +206,14 @@ def test_no_noise_needed_when_query_misses_every_nearby_block():
     cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1, nodes=[5]))
     assert cal.scale == 0.0 and cal.plan[0].quilt == (1,) and cal.plan[0].nearby == range(0, 1)
     assert 0 < realised_epsilon(fw, Count(1, nodes=[5]), 0.0) <= 1.0
+
+
+def test_network_options_reach_the_planner():
+    asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
+    fw = Framework(asia, secret_pairs(asia, nodes=["lung"]))
+    with pytest.raises(UnknownNodeError):
+        MarkovQuiltMechanism(extra_quilts={"lung": [["nowhere"]]}).calibrate(fw, Count("yes"))
+    capped = MarkovQuiltMechanism(epsilon=3.0, max_quilt_states=1).calibrate(fw, Count("yes"))
+    assert capped.evidence["skipped_quilts"].get("lung", 0) > 0 and capped.plan[0].quilt == ()
+    cut = MarkovQuiltMechanism(epsilon=3.0, max_candidates=1).calibrate(fw, Count("yes"))
+    assert cut.evidence["cut_candidates"] == ("lung",)

@@ -13,10 +13,20 @@ from pufferfish_pgm.chain_quilts import plan_chain
 from pufferfish_pgm.errors import ImpossibleSecretError, InvalidParameterError
 from pufferfish_pgm.influence import max_influence
 from pufferfish_pgm.queries import Count
-from pufferfish_pgm.quilts import (candidate_quilts, class_dags, d_connected, d_separated,
-                                   partition, plan_network)
-from pufferfish_pgm.scenarios import (BayesianNetworkScenario, MarkovChainScenario,
-                                      ScenarioClass, default_model_path)
+from pufferfish_pgm.quilts import (
+    candidate_quilts,
+    class_dags,
+    d_connected,
+    d_separated,
+    partition,
+    plan_network,
+)
+from pufferfish_pgm.scenarios import (
+    BayesianNetworkScenario,
+    MarkovChainScenario,
+    ScenarioClass,
+    default_model_path,
+)
 from pufferfish_pgm.secrets import Framework, JointSecret, SecretPair, secret_pairs
 
 

@@ -62,6 +62,14 @@ class MarkovQuiltMechanism(Mechanism):
         Chains: largest quilt distance searched. Nodes whose optimum cannot be proven within
         it keep the best σ found (still valid) and are counted as ``truncated``.
 
+    Notes
+    -----
+    ``calibrate(...).plan`` holds one :class:`PlanEntry` per secret node: a tuple for
+    networks, and for chains a :class:`~pufferfish_pgm.chain_quilts.ChainPlan` (a read-only
+    sequence of PlanEntry stored as arrays, whose nearby and remote sets are ranges), so that
+    memory stays linear in T. ``evidence`` holds σ_max, the worst node, L, the number of
+    nodes left with the empty quilt, and what limited the search.
+
     Examples
     --------
     >>> from pufferfish_pgm.scenarios import MarkovChainScenario
