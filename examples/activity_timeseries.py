@@ -16,8 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import pufferfish_pgm as pp  # noqa: E402
 from _activity_data import load_days  # noqa: E402
+
+import pufferfish_pgm as pp  # noqa: E402
 
 SLOT_MINUTES = 30
 ACTIVITY = "Sleeping"

@@ -17,10 +17,21 @@ from . import noise
 from .accountant import PrivacyAccountant, joint_audit
 from .audit import AuditReport, audit, audit_releases
 from .blowfish import BlowfishLaplaceMechanism, policy_sensitivity
-from .errors import (CompositionError, ImpossibleSecretError, InvalidDataError, InvalidModelError,
-                     InvalidParameterError, LimitExceededError, ModelFileError,
-                     ModelFileNotFoundError, ParameterTypeError, PufferfishError,
-                     ScenarioClassError, UnknownNodeError, UnknownStateError)
+from .errors import (
+                     CompositionError,
+                     ImpossibleSecretError,
+                     InvalidDataError,
+                     InvalidModelError,
+                     InvalidParameterError,
+                     LimitExceededError,
+                     ModelFileError,
+                     ModelFileNotFoundError,
+                     ParameterTypeError,
+                     PufferfishError,
+                     ScenarioClassError,
+                     UnknownNodeError,
+                     UnknownStateError,
+)
 from .inference import conditional, secret_probability
 from .influence import max_influence
 from .mechanisms import multiuser
@@ -35,8 +46,17 @@ from .mechanisms.wasserstein import WassersteinMechanism
 from .model_files import load_scenarios, save_chain_class
 from .queries import Count, Histogram, LinearQuery
 from .scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
-from .secrets import (Framework, JointSecret, NodeSecret, SecretPair, compile_secrets,
-                      complete_graph, distance_threshold_graph, partition_graph, secret_pairs)
+from .secrets import (
+                     Framework,
+                     JointSecret,
+                     NodeSecret,
+                     SecretPair,
+                     compile_secrets,
+                     complete_graph,
+                     distance_threshold_graph,
+                     partition_graph,
+                     secret_pairs,
+)
 
 __all__ = [
     "AuditReport",

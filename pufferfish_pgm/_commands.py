@@ -80,7 +80,7 @@ def mechanism(name: str, epsilon: float) -> Any:
 def _table(header: list[str], rows: list[list]) -> str:
     cells = [header] + [[_fmt(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -146,7 +146,8 @@ def release(args: argparse.Namespace) -> dict:
     fw, query = _setup(args)
     frame = _read_csv(args.data)
     if fw.scenarios.kind == "chain":
-        frame = frame.apply(lambda col: col.map(lambda v: _coerce(str(v), fw.scenarios.states_of(0))))
+        states = fw.scenarios.states_of(0)
+        frame = frame.apply(lambda col: col.map(lambda v: _coerce(str(v), states)))
     cal = mechanism(args.mechanism, args.epsilon).calibrate(fw, query)
     rng = None if args.seed is None else np.random.default_rng(args.seed)
     rel = cal.release(frame, rng=rng, per_user=not args.aggregate)
@@ -222,9 +223,9 @@ def demo(args: argparse.Namespace) -> dict:
         f"one simulated record; true answer {truth}; each release uses fresh secure noise", "",
         _table(["mechanism", "Laplace scale", "realised eps", "private", "released"],
                [[r["mechanism"], r["scale"], r["realised_epsilon"],
-                 "yes" if r["private"] else "NO", v] for r, v in zip(rows, released)]),
+                 "yes" if r["private"] else "NO", v] for r, v in zip(rows, released, strict=True)]),
         "", "entry DP is not Pufferfish private under correlation: the exact audit shows it."])
-    for r, v in zip(rows, released):
+    for r, v in zip(rows, released, strict=True):
         r["released"] = v
     return {"text": text, "json": {"truth": truth, "rows": rows}}
 

@@ -23,8 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ModelFileError, ModelFileNotFoundError, PufferfishError
-from .scenarios import (BayesianNetworkScenario, MarkovChainScenario, ScenarioClass,
-                        default_model_path)
+from .scenarios import (
+    BayesianNetworkScenario,
+    MarkovChainScenario,
+    ScenarioClass,
+    default_model_path,
+)
 
 __all__ = ["DEFAULT_MODEL", "default_model_path", "load_scenarios", "save_chain_class"]
 

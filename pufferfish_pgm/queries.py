@@ -30,7 +30,14 @@ __all__ = ["Count", "Histogram", "LinearQuery", "Query"]
 def _nodes(cls: Any, nodes: tuple | None) -> tuple:
     if nodes is None:
         return tuple(cls.nodes)
-    return tuple(cls.members[0].check_node(v) for v in nodes)
+    out = tuple(cls.members[0].check_node(v) for v in nodes)
+    if len(set(out)) != len(out):
+        twice = next(v for i, v in enumerate(out) if v in out[:i])
+        raise InvalidParameterError(
+            f"node {twice!r} is listed twice in the query's nodes; list each node once (a "
+            "node counted twice would double the query's sensitivity)"
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -131,7 +138,13 @@ class Count(LinearQuery):
         return 1.0
 
     def lipschitz_for(self, scenarios: Any) -> float:
-        self.weight_table(scenarios)  # validates the state
+        cls = as_class(scenarios)
+        nodes = _nodes(cls, self.nodes)
+        if cls.kind == "chain":  # one shared state space: check the state once
+            cls.state_index(nodes[0], self.state)
+        else:
+            for v in nodes:
+                cls.state_index(v, self.state)
         return 1.0
 
 

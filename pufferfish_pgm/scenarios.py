@@ -17,14 +17,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 from . import _pgmpy
 from ._checks import positive_int
-from .errors import (InvalidModelError, ParameterTypeError, ScenarioClassError, UnknownNodeError,
-                     UnknownStateError)
+from .errors import (
+    InvalidModelError,
+    ParameterTypeError,
+    ScenarioClassError,
+    UnknownNodeError,
+    UnknownStateError,
+)
 
 __all__ = ["BayesianNetworkScenario", "MarkovChainScenario", "Scenario", "ScenarioClass",
            "as_class"]
@@ -219,7 +224,7 @@ class MarkovChainScenario(_Domain):
     """
 
     transition: np.ndarray
-    initial: Union[np.ndarray, str]
+    initial: np.ndarray | str
     length: int
     states: tuple
     name: str = "chain"
@@ -344,7 +349,7 @@ class MarkovChainScenario(_Domain):
                          pseudocount=pseudocount, initial=initial, name=name)
 
 
-Scenario = Union[BayesianNetworkScenario, MarkovChainScenario]
+Scenario = BayesianNetworkScenario | MarkovChainScenario
 
 
 @dataclass(frozen=True, eq=False)

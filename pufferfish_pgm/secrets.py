@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import networkx as nx
 
@@ -31,7 +31,7 @@ __all__ = ["CompiledPair", "Framework", "JointSecret", "NodeSecret", "SecretPair
            "partition_graph", "secret_pairs"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodeSecret:
     """The secret "node is in state"."""
 
@@ -73,10 +73,10 @@ class JointSecret:
         return "{" + ", ".join(f"{n}={s}" for n, s in self.assignment) + "}"
 
 
-Secret = Union[NodeSecret, JointSecret]
+Secret = NodeSecret | JointSecret
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SecretPair:
     """A discriminative pair (s_i, s_j) of mutually exclusive secrets."""
 
@@ -175,8 +175,9 @@ def secret_pairs(scenarios: Any, nodes: Iterable | None = None,
     cls = as_class(scenarios)
     chosen = cls.nodes if nodes is None else tuple(nodes)
     pairs = []
+    check = cls.members[0].check_node
     for v in chosen:
-        states = cls.states_of(cls.members[0].check_node(v))
+        states = cls.states_of(check(v))
         g = _graph_for(graph, v)
         if g is None:
             edges = itertools.combinations(states, 2)
@@ -185,8 +186,24 @@ def secret_pairs(scenarios: Any, nodes: Iterable | None = None,
                 cls.state_index(v, s)
             ranked = (sorted(e, key=states.index) for e in g.edges())  # (lower, higher) state
             edges = sorted(ranked, key=lambda e: (states.index(e[0]), states.index(e[1])))
-        pairs.extend(SecretPair(NodeSecret(v, a), NodeSecret(v, b)) for a, b in edges)
+        secrets = {s: _trusted_secret(v, s) for s in states}
+        pairs.extend(_trusted_pair(secrets[a], secrets[b]) for a, b in edges)
     return tuple(pairs)
+
+
+def _trusted_secret(node: Any, state: Any) -> NodeSecret:
+    secret = object.__new__(NodeSecret)
+    object.__setattr__(secret, "node", node)
+    object.__setattr__(secret, "state", state)
+    return secret
+
+
+def _trusted_pair(first: NodeSecret, second: NodeSecret) -> SecretPair:
+    """A pair known to be valid by construction (same node, two different states)."""
+    pair = object.__new__(SecretPair)
+    object.__setattr__(pair, "first", first)
+    object.__setattr__(pair, "second", second)
+    return pair
 
 
 @dataclass(frozen=True, eq=False)
@@ -211,25 +228,50 @@ class Framework:
         chosen = secret_pairs(cls) if pairs is None else tuple(pairs)
         if not chosen:
             raise InvalidParameterError("the framework has no secret pairs; give at least one")
-        for p in chosen:
-            if not isinstance(p, SecretPair):
-                raise ParameterTypeError(f"pairs must be SecretPair objects, got {p!r}")
-            for secret in (p.first, p.second):
-                for node, state in secret.evidence.items():
-                    cls.state_index(cls.members[0].check_node(node), state)
+        if pairs is not None:
+            _check_pairs(cls, chosen)
         object.__setattr__(self, "scenarios", cls)
         object.__setattr__(self, "pairs", chosen)
+        object.__setattr__(self, "_index", {})
+
+    def _by_node(self) -> dict:
+        """Single-node pairs grouped by node (built once, on first use)."""
+        if "by_node" not in self._index:
+            groups: dict = {}
+            for p in self.pairs:
+                if type(p.first) is NodeSecret and type(p.second) is NodeSecret:
+                    groups.setdefault(p.first.node, []).append(p)
+            self._index["by_node"] = {v: tuple(ps) for v, ps in groups.items()}
+        return self._index["by_node"]
 
     @property
     def secret_nodes(self) -> tuple:
         """The nodes that appear in some secret, in model order."""
-        used = {n for p in self.pairs for s in (p.first, p.second) for n in s.evidence}
-        return tuple(v for v in self.scenarios.nodes if v in used)
+        if "nodes" not in self._index:
+            used = set(self._by_node())
+            used.update(n for p in self.pairs if type(p.first) is not NodeSecret
+                        or type(p.second) is not NodeSecret
+                        for s in (p.first, p.second) for n in s.evidence)
+            self._index["nodes"] = tuple(v for v in self.scenarios.nodes if v in used)
+        return self._index["nodes"]
 
     def pairs_of(self, node: Any) -> tuple[SecretPair, ...]:
         """The single-node pairs on ``node``."""
-        return tuple(p for p in self.pairs if isinstance(p.first, NodeSecret)
-                     and isinstance(p.second, NodeSecret) and p.first.node == node)
+        return self._by_node().get(node, ())
+
+
+def _check_pairs(cls: ScenarioClass, pairs: tuple) -> None:
+    """Every pair is a SecretPair over known nodes and states (each secret checked once)."""
+    seen: set = set()
+    for p in pairs:
+        if not isinstance(p, SecretPair):
+            raise ParameterTypeError(f"pairs must be SecretPair objects, got {p!r}")
+        for secret in (p.first, p.second):
+            if secret in seen:
+                continue
+            for node, state in secret.evidence.items():
+                cls.state_index(cls.members[0].check_node(node), state)
+            seen.add(secret)
 
 
 @dataclass(frozen=True)
