@@ -169,13 +169,30 @@ def audit(args: argparse.Namespace) -> dict:
         scale, label = cal.scale, cal.summary()
     report = run_audit(fw, query, scale)
     if getattr(args, "plot", None):
-        from .plots import plot_privacy_loss
-
-        plot_privacy_loss(report, args.plot)
-    text = f"{label}\nrealised epsilon = {report.epsilon:.6g} (target {args.epsilon}); " \
-           f"worst case: {report.worst}"
+        _plot_worst_pair(fw, query, report, scale, args)
+    worst = report.worst
+    where = "no pair could be audited" if worst is None else (
+        f"worst case: pair {worst.pair} under {worst.scenario!r} at output {worst.output}")
+    text = f"{label}\nrealised epsilon = {report.epsilon:.6g} (target {args.epsilon}); {where}"
     return {"text": text, "json": {"scale": scale, "realised_epsilon": report.epsilon,
                                    "target_epsilon": args.epsilon, "worst": str(report.worst)}}
+
+
+def _plot_worst_pair(fw: Framework, query: Any, report: Any, scale: float,
+                     args: argparse.Namespace) -> None:
+    """The privacy-loss curve of the pair and scenario where the audit's maximum is reached."""
+    from .plots import plot_privacy_loss
+    from .query_distributions import query_distribution
+
+    worst = report.worst
+    if worst is None or isinstance(query, Histogram):
+        raise InvalidParameterError("--plot draws the loss curve of a scalar query with at "
+                                    "least one audited pair")
+    scenario = fw.scenarios[worst.theta]
+    mu_a, mu_b = (query_distribution(scenario, query, s.evidence)
+                  for s in (worst.pair.first, worst.pair.second))
+    plot_privacy_loss(mu_a, mu_b, scale, args.plot, epsilon=args.epsilon,
+                      label=f"for {worst.pair} under {worst.scenario}")
 
 
 def _compare_rows(fw: Framework, query: Any, epsilon: float) -> tuple[list[dict], list]:
