@@ -196,7 +196,6 @@ def test_unreadable_data_types(chain_fw) -> None:
 
 # ----------------------------------------------------------------------------- release
 
-@pytest.mark.skipif(not HAS_NOISE, reason="pufferfish_pgm.noise.add_noise not available yet")
 class TestReleaseAnswer:
     @staticmethod
     def calibration(fw, query, scale=2.0):
@@ -242,3 +241,26 @@ class TestReleaseAnswer:
         cal = self.calibration(chain_fw, Count("b"))
         with pytest.raises(InvalidDataError, match="record 1"):
             cal.release([["a", "b", "b", "a"], ["a", "b", "q", "a"]], rng=np.random.default_rng(0))
+
+
+def _mean_abs_discrete_laplace(scale: float) -> float:
+    # E|K| for P(k) = (1-q)/(1+q) q^|k|, q = e^(-1/scale): 2q / ((1-q)(1+q))
+    q = np.exp(-1.0 / scale)
+    return 2 * q / ((1 - q) * (1 + q))
+
+
+@pytest.mark.parametrize("rng_seed", [3, None])  # seeded and the secure default
+@pytest.mark.parametrize("mechanism", ["MarkovQuilt", "ExactLaplace"])
+def test_release_mean_absolute_noise_equals_the_calibrated_scale(mechanism, rng_seed) -> None:
+    import pufferfish_pgm as pp
+
+    mc = pp.MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "stationary", 30)
+    fw = pp.Framework(mc)
+    cal = getattr(pp, f"{mechanism}Mechanism")(epsilon=1.0).calibrate(fw, pp.Count(1))
+    data = np.tile(np.r_[np.zeros(10, int), np.ones(20, int)], (20000, 1))
+    rng = None if rng_seed is None else np.random.default_rng(rng_seed)
+    noise = np.asarray(cal.release(data, rng=rng).value) - 20
+    want = _mean_abs_discrete_laplace(cal.scale)  # about scale - 1/(6 scale): 2 % off at 3
+    assert abs(want - cal.scale) < 0.05 * cal.scale
+    # the standard deviation of |K| is below its mean's sqrt(2) times: 5 standard errors
+    assert abs(np.abs(noise).mean() - want) < 5 * np.sqrt(2) * want / np.sqrt(noise.size)
