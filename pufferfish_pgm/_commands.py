@@ -200,7 +200,7 @@ def _compare_rows(fw: Framework, query: Any, epsilon: float) -> tuple[list[dict]
     from .audit import audit as run_audit
 
     rows, calibrations = [], []
-    for name in MECHANISM_ORDER:
+    for name in _progress(MECHANISM_ORDER, "calibrating and auditing"):
         start = time.perf_counter()
         cal = mechanism(name, epsilon).calibrate(fw, query)
         seconds = time.perf_counter() - start
@@ -209,6 +209,17 @@ def _compare_rows(fw: Framework, query: Any, epsilon: float) -> tuple[list[dict]
                      "private": bool(realised <= epsilon * (1 + 1e-9)), "seconds": seconds})
         calibrations.append(cal)
     return rows, calibrations
+
+
+def _progress(items: Any, what: str) -> Any:
+    """A tqdm progress bar on stderr, only when stderr is a terminal (never in pipes or CI)."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=what, leave=False, file=sys.stderr)
 
 
 MECHANISM_ORDER = ("entry", "group", "mqm", "wasserstein", "kantorovich", "kantorovich-relaxed",

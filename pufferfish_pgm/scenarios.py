@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import _pgmpy
+from ._chain_checks import check_initial, check_stochastic, stationary_distribution
 from ._checks import positive_int
 from .errors import (
     InvalidModelError,
@@ -133,72 +134,6 @@ class BayesianNetworkScenario(_Domain):
         return _pgmpy.tables_to_pgmpy(self.tables)
 
 
-def _check_stochastic(matrix: Any) -> np.ndarray:
-    try:
-        p = np.array(matrix, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise InvalidModelError(f"the transition matrix is not numeric: {err}") from None
-    if p.ndim != 2 or p.shape[0] != p.shape[1] or p.shape[0] == 0:
-        raise InvalidModelError(
-            f"the transition matrix must be square k x k with k >= 1, got shape {p.shape}"
-        )
-    bad = np.argwhere(~np.isfinite(p) | (p < 0))
-    if len(bad):
-        i, j = (int(x) for x in bad[0])
-        raise InvalidModelError(
-            f"transition[{i}, {j}] = {float(p[i, j])!r} is not a probability; use values in "
-            "[0, 1]"
-        )
-    off = np.abs(p.sum(axis=1) - 1.0)
-    if (off > TOLERANCE).any():
-        i = int(np.argmax(off))
-        raise InvalidModelError(
-            f"row {i} of the transition matrix sums to {float(p[i].sum())!r} (off by "
-            f"{off[i]:.3g}); every row must sum to 1 within 1e-9"
-        )
-    return p / p.sum(axis=1, keepdims=True)
-
-
-def _check_initial(initial: Any, k: int) -> np.ndarray:
-    try:
-        q = np.array(initial, dtype=float).ravel()
-    except (TypeError, ValueError) as err:
-        raise InvalidModelError(f"the initial distribution is not numeric: {err}") from None
-    if q.shape != (k,):
-        raise InvalidModelError(
-            f"the initial distribution has {q.size} entries but the chain has {k} states"
-        )
-    bad = np.argwhere(~np.isfinite(q) | (q < 0))
-    if len(bad):
-        i = int(bad[0][0])
-        raise InvalidModelError(f"initial[{i}] = {float(q[i])!r} is not a probability")
-    if abs(q.sum() - 1.0) > TOLERANCE:
-        raise InvalidModelError(
-            f"the initial distribution sums to {float(q.sum())!r}; it must sum to 1 within 1e-9"
-        )
-    return q / q.sum()
-
-
-def stationary_distribution(transition: np.ndarray) -> np.ndarray:
-    """The unique stationary distribution π = π P (error if it is not unique).
-
-    Examples
-    --------
-    >>> stationary_distribution(np.array([[0.5, 0.5], [0.25, 0.75]])).round(4).tolist()
-    [0.3333, 0.6667]
-    """
-    k = transition.shape[0]
-    a = np.vstack([transition.T - np.eye(k), np.ones((1, k))])
-    if np.linalg.matrix_rank(transition.T - np.eye(k), tol=1e-10) < k - 1:
-        raise InvalidModelError(
-            "the chain has several stationary distributions (it is reducible); pass the "
-            "initial distribution explicitly instead of 'stationary'"
-        )
-    pi = np.linalg.lstsq(a, np.r_[np.zeros(k), 1.0], rcond=None)[0]
-    pi = np.clip(pi, 0.0, None)
-    return pi / pi.sum()
-
-
 @dataclass(frozen=True, eq=False)
 class MarkovChainScenario(_Domain):
     """A time-homogeneous Markov chain X_0, ..., X_{T-1} over k states.
@@ -237,7 +172,7 @@ class MarkovChainScenario(_Domain):
             transition, default_states, start = _pgmpy.chain_from_pgmpy(transition)
             states = states if states is not None else default_states
             start = None if start is None else default_states.index(start)  # pgmpy's index
-        p = _check_stochastic(transition)
+        p = check_stochastic(transition)
         k = p.shape[0]
         names = tuple(range(k)) if states is None else tuple(states)
         if len(names) != k or len(set(names)) != k:
@@ -266,7 +201,7 @@ class MarkovChainScenario(_Domain):
                     f"initial must be an array, 'stationary' or 'any', got {initial!r}"
                 )
         else:
-            q = _check_initial(initial, p.shape[0])
+            q = check_initial(initial, p.shape[0])
         q.setflags(write=False)
         return q
 
