@@ -20,7 +20,7 @@ from _activity_data import load_days  # noqa: E402
 
 import pufferfish_pgm as pp  # noqa: E402
 
-SLOT_MINUTES = 30
+SLOT_MINUTES = 10
 ACTIVITY = "Sleeping"
 
 
