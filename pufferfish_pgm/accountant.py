@@ -4,8 +4,8 @@ Pufferfish privacy does not compose in general (Kifer & Machanavajjhala 2014, §
 self-composition is a property an instantiation may lack): on a network where
 ``X2 = X1 XOR X0``, ``X1`` and ``X2`` each say little about ``X0`` and together determine it.
 :class:`PrivacyAccountant` accepts releases on the same data only under one of these results
-(proofs in ``docs/composition.md``) and raises
-:class:`~pufferfish_pgm.errors.CompositionError` otherwise:
+(proofs in ``docs/composition.md``; the checks live in the private module
+``_composition_rules``) and raises :class:`~pufferfish_pgm.errors.CompositionError` otherwise:
 
 1. **Markov Quilt Mechanism releases** under one framework (same data, class Θ and pairs):
    ε = Σ ε_k, the sequential composition of MQM on time series (Song & Chaudhuri 2017,
@@ -56,20 +56,13 @@ from typing import Any
 
 import numpy as np
 
+from ._composition_rules import compose_bound, full_range, pair_range, quilt_bound
 from .audit import audit_releases
-from .blowfish import dependence_reason
-from .errors import CompositionError, InvalidParameterError, ParameterTypeError
-from .mechanisms.base import Calibration, PlanEntry
-from .queries import Histogram
-from .secrets import NodeSecret
+from .errors import InvalidParameterError, ParameterTypeError
+from .mechanisms.base import Calibration
 
 __all__ = ["GroupAccount", "PrivacyAccountant", "RecordedRelease", "full_range", "joint_audit",
            "pair_range", "quilt_bound"]
-
-_RTOL = 1e-9
-_ADVICE = ("Use joint_audit(framework, [(query, scale), ...]) for the exact combined ε over a "
-           "finite class, calibrate every release with MarkovQuiltMechanism, or record releases "
-           "on different (independent) users' data under different dataset labels")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,202 +92,18 @@ class GroupAccount:
     rule: str
 
 
-def _same_framework(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    same_members = len(a.scenarios) == len(b.scenarios) and all(
-        x is y for x, y in zip(a.scenarios, b.scenarios, strict=True))
-    return same_members and set(a.pairs) == set(b.pairs)
-
-
-def _single_node_pairs(framework: Any) -> bool:
-    return all(isinstance(p.first, NodeSecret) and isinstance(p.second, NodeSecret)
-               for p in framework.pairs)
-
-
-def _ratio(delta: float, scale: float) -> float:
-    """``delta / scale`` with 0/0 = 0 (no change, no noise) and x/0 = inf."""
-    if delta == 0.0:
-        return 0.0
-    return float("inf") if scale == 0.0 else delta / scale
-
-
-def full_range(query: Any, scenarios: Any) -> float:
-    """Most the query can differ between any two datasets (L1 over a histogram's bars).
-
-    Examples
-    --------
-    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
-    >>> from pufferfish_pgm.queries import LinearQuery
-    >>> mc = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3)
-    >>> full_range(LinearQuery({0: -1, 1: 2}), mc), full_range(Histogram(), mc)
-    (9.0, 6.0)
-    """
-    if isinstance(query, Histogram):
-        return 2.0 * len(query.node_list(scenarios))
-    return float(sum(np.ptp(query.weights_of(scenarios, v)) for v in query.node_list(scenarios)))
-
-
-def pair_range(query: Any, framework: Any) -> float:
-    """Most the query moves when one node changes along one of the framework's pairs."""
-    cls, worst = framework.scenarios, 0.0
-    nodes = set(query.node_list(cls))
-    for p in framework.pairs:
-        v = p.first.node
-        if v not in nodes:
-            continue
-        if isinstance(query, Histogram):
-            return 2.0
-        row = query.weights_of(cls, v)
-        a, b = cls.state_index(v, p.first.state), cls.state_index(v, p.second.state)
-        worst = max(worst, abs(float(row[a] - row[b])))
-    return worst
-
-
-class _QueryWeight:
-    """``L_k / scale_k`` of one release and a prefix count of the nodes its query sums over."""
-
-    def __init__(self, calibration: Calibration, index: dict) -> None:
-        cls = calibration.framework.scenarios
-        self.rate = _ratio(float(calibration.query.lipschitz_for(cls)), calibration.scale)
-        counted = np.zeros(len(index) + 1, dtype=np.int64)
-        counted[[index[v] + 1 for v in calibration.query.node_list(cls)]] = 1
-        self.prefix, self.index = np.cumsum(counted), index
-
-    def loss(self, nearby: Any) -> float:
-        """card(nearby ∩ query nodes) · L_k / scale_k (0 when the query misses X_N)."""
-        if isinstance(nearby, range) and nearby.step == 1:     # chains: an interval of nodes
-            count = int(self.prefix[nearby.stop] - self.prefix[nearby.start])
-        else:
-            count = int(sum(self.prefix[self.index[v] + 1] - self.prefix[self.index[v]]
-                            for v in nearby))
-        return 0.0 if count == 0 else count * self.rate
-
-
-def quilt_bound(cals: Sequence[Calibration]) -> float:
-    """Proven ε of the joint release from the recorded Markov quilts.
-
-    For each secret node X_i, the minimum over the quilts recorded for X_i (in any of the
-    plans) of ``influence + Σ_k card(X_N ∩ nodes of query k) · L_k / scale_k``; the maximum
-    over nodes. Raises CompositionError when a secret node has no plan entry.
-
-    Examples
-    --------
-    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
-    >>> from pufferfish_pgm.secrets import Framework
-    >>> from pufferfish_pgm.queries import Count
-    >>> from pufferfish_pgm.mechanisms.markov_quilt import MarkovQuiltMechanism
-    >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 50))
-    >>> cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1))
-    >>> round(quilt_bound([cal]), 6) <= 1.0, round(quilt_bound([cal, cal]), 6) <= 2.0
-    (True, True)
-    """
-    framework = cals[0].framework
-    index = {v: n for n, v in enumerate(framework.scenarios.nodes)}
-    weights = [_QueryWeight(c, index) for c in cals]
-    entries: dict = {}
-    for c in cals:
-        for e in c.plan:
-            if isinstance(e, PlanEntry):
-                entries.setdefault(e.node, []).append(e)
-    worst = 0.0
-    for v in framework.secret_nodes:
-        if v not in entries:
-            raise CompositionError(f"no recorded Markov quilt plan covers node {v!r}; "
-                                   + _ADVICE)
-        worst = max(worst, min(e.influence + sum(w.loss(e.nearby) for w in weights)
-                               for e in entries[v]))
-    return worst
-
-
-def _refuse(items: list, why: str) -> CompositionError:
-    (i, a), (j, b) = items[0], items[1]
-    return CompositionError(f"releases {a.describe(i)} and {b.describe(j)} on the same data "
-                            f"cannot be composed: {why}. {_ADVICE}")
-
-
-def _independent_bound(framework: Any, rest: list) -> float:
-    total = 0.0
-    for i, r in rest:
-        c = r.calibration
-        loss = _ratio(pair_range(c.query, framework), c.scale)
-        if loss > c.epsilon * (1 + _RTOL):
-            raise CompositionError(
-                f"release {r.describe(i)} has noise scale {c.scale:g} but its query moves by "
-                f"{pair_range(c.query, framework):g} along a protected pair (ε {loss:g} > "
-                f"{c.epsilon:g}); it is not ε-private for this framework. {_ADVICE}")
-        total += loss
-    return total
-
-
-def _compose_rest(framework: Any, rest: list) -> tuple[float, str]:
-    """Bound and rule for the releases that are not dataset-level (at least two)."""
-    if _single_node_pairs(framework) and dependence_reason(framework.scenarios) is None:
-        return _independent_bound(framework, rest), (
-            "independent records: sequential composition of the per-record (DP) guarantee, "
-            "Kifer & Machanavajjhala 2014 Thm 6.1")
-    cals = [r.calibration for _, r in rest]
-    if not all(len(c.plan) for c in cals):
-        plain = next(k for k, (_, r) in enumerate(rest) if not len(r.calibration.plan))
-        shown = [rest[0], rest[plain]] if plain else [rest[0], rest[1]]
-        raise _refuse(shown, f"{dependence_reason(framework.scenarios) or 'some pairs are joint'}"
-                      ", and composition is proven here only for Markov Quilt Mechanism releases "
-                      "(Song & Chaudhuri 2017), dataset-level (group DP) releases, or "
-                      "independent records")
-    if not _single_node_pairs(framework):
-        raise _refuse(rest, "Markov quilt composition covers single-node pairs only")
-    bound = quilt_bound(cals)
-    if bound > sum(c.epsilon for c in cals) * (1 + _RTOL):
-        raise _refuse(rest, f"their plans prove only ε ≤ {bound:g}, more than the sum of "
-                      "their epsilons (inconsistent plans)")
-    return bound, ("Markov Quilt Mechanism sequential composition (Song & Chaudhuri 2017, "
-                   "arXiv:1707.02702), checked on the recorded quilts")
-
-
-def _split_dataset_level(framework: Any, items: list) -> tuple[list, float]:
-    """(releases that are not dataset-level, Σ of the dataset-level ones' ε bounds)."""
-    rest, bound = [], 0.0
-    for i, r in items:
-        c = r.calibration
-        loss = _ratio(full_range(c.query, framework.scenarios), c.scale)
-        if loss <= c.epsilon * (1 + _RTOL):
-            bound += loss
-        else:
-            rest.append((i, r))
-    return rest, bound
-
-
-def _all_quilts_bound(framework: Any, items: list) -> float:
-    """The quilt bound over every release when all carry plans (else inf)."""
-    cals = [r.calibration for _, r in items]
-    if not (_single_node_pairs(framework) and all(len(c.plan) for c in cals)):
-        return float("inf")
-    try:
-        return quilt_bound(cals)
-    except CompositionError:
-        return float("inf")
-
-
 def compose(dataset: Hashable, items: list) -> GroupAccount:
-    """Account for the releases ``items`` = [(index, RecordedRelease), ...] on one label."""
+    """Account for the releases ``items`` = [(index, RecordedRelease), ...] on one label.
+
+    The rules are checked in :mod:`pufferfish_pgm._composition_rules`; raises
+    :class:`~pufferfish_pgm.errors.CompositionError` when none covers the releases.
+    """
     total = sum(r.calibration.epsilon for _, r in items)
     indices = tuple(i for i, _ in items)
     if len(items) == 1:
         return GroupAccount(dataset=dataset, indices=indices, epsilon=total, bound=total,
                             rule="a single release")
-    framework = items[0][1].calibration.framework
-    for i, r in items[1:]:
-        if not _same_framework(framework, r.calibration.framework):
-            raise _refuse([items[0], (i, r)], "they were calibrated for different frameworks "
-                          "(scenario objects or secret pairs differ)")
-    rest, bound = _split_dataset_level(framework, items)
-    if len(rest) <= 1:
-        bound += sum(r.calibration.epsilon for _, r in rest)
-        rule = "dataset-level (group DP) releases compose with any release"
-    else:
-        extra, rule = _compose_rest(framework, rest)
-        bound += extra
-    bound = min(bound, _all_quilts_bound(framework, items), total)
+    bound, rule = compose_bound(items)
     return GroupAccount(dataset=dataset, indices=indices, epsilon=total, bound=bound, rule=rule)
 
 

@@ -377,3 +377,16 @@ def test_baselines() -> None:
     acc = (PrivacyAccountant().record(baselines.EntryDPMechanism(0.5).calibrate(iid, Count(1)))
            .record(BlowfishLaplaceMechanism(0.5).calibrate(iid, Histogram())))
     assert acc.epsilon == 1.0 and "independent records" in acc.summary()
+
+
+def test_public_names_survive_the_split() -> None:
+    # the rule checks moved to pufferfish_pgm._composition_rules; the public API is unchanged
+    import pufferfish_pgm.accountant as accountant
+    from pufferfish_pgm import _composition_rules as rules
+
+    assert sorted(accountant.__all__) == [
+        "GroupAccount", "PrivacyAccountant", "RecordedRelease", "full_range", "joint_audit",
+        "pair_range", "quilt_bound"]
+    assert all(hasattr(accountant, name) for name in accountant.__all__)
+    assert (accountant.full_range, accountant.pair_range, accountant.quilt_bound) == (
+        rules.full_range, rules.pair_range, rules.quilt_bound)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -17,7 +18,8 @@ from pufferfish_pgm.errors import (
     ParameterTypeError,
     PufferfishError,
 )
-from pufferfish_pgm.mechanisms.continuous import ContinuousRelease, ContinuousSumMechanism
+from pufferfish_pgm.mechanisms.base import Release
+from pufferfish_pgm.mechanisms.continuous import ContinuousSumMechanism
 
 
 def test_scale_is_four_k_over_epsilon():
@@ -80,16 +82,16 @@ def test_release_calls_add_noise_with_scale_and_sensitivity(monkeypatch):
     rng = np.random.default_rng(0)
     out = ContinuousSumMechanism(2.0, 5.0).release([1.0, 2.5, 3.5], rng=rng)
     assert calls == [(7.0, 10.0, rng, 20.0)]
-    assert out == ContinuousRelease(
-        value=8.0, answer=8.0, scale=10.0, epsilon=2.0, mechanism="ContinuousSum"
+    assert out == Release(
+        value=8.0, scale=10.0, epsilon=2.0, mechanism="ContinuousSum", query="sum"
     )
     # relative: the sum of logs gets the noise; value is the noisy geometric mean
     out = ContinuousSumMechanism(1.0, 0.1, relative=True).release([2.0, 8.0], rng=rng)
     assert calls[-1][0] == pytest.approx(math.log(16.0))
     assert calls[-1][1:] == (pytest.approx(0.4), rng, pytest.approx(0.4))
-    assert out.answer == pytest.approx(math.log(16.0) + 1.0)
+    assert 2 * math.log(out.value) == pytest.approx(math.log(16.0) + 1.0)  # n log(value)
     assert out.value == pytest.approx(4.0 * math.exp(0.5))
-    assert out.mechanism == "ContinuousSum(relative)"
+    assert (out.mechanism, out.query) == ("ContinuousSum(relative)", "geometric_mean")
 
 
 def test_release_with_the_real_sampler_is_reproducible_and_centred():
@@ -113,8 +115,43 @@ def test_relative_release_with_the_real_sampler():
     values = [50_000.0, 60_000.0, 40_000.0, 55_000.0]
     rel = m.release(values, rng=rng)
     geo = math.exp(np.mean(np.log(values)))
-    assert rel.value == pytest.approx(math.exp(rel.answer / 4))
     assert 0.2 * geo < rel.value < 5 * geo
+    # value = exp(A / n) with A = sum log t_i + X on add_noise's grid: n log(value) / grid is
+    # an integer up to the rounding of exp and log
+    cells = 4 * math.log(rel.value) / noise.default_grid(min(m.scale, m.sensitivity))
+    assert abs(cells - round(cells)) < 1e-6
+
+
+@pytest.mark.parametrize("relative", [False, True])
+def test_release_is_the_shared_release_without_the_exact_answer(relative):
+    m = ContinuousSumMechanism(0.5, 2.0, relative=relative)
+    values = [10.0, 20.0, 12.5]
+    rel = m.release(values, rng=np.random.default_rng(5))
+    assert type(rel) is Release
+    assert [f.name for f in dataclasses.fields(rel)] == [
+        "value", "scale", "epsilon", "mechanism", "query"
+    ]
+    assert not hasattr(rel, "answer")
+    exact = float(np.sum(np.log(values))) if relative else 42.5
+    shown = math.exp(exact / 3) if relative else exact
+    assert exact not in dataclasses.astuple(rel) and shown not in dataclasses.astuple(rel)
+    assert (rel.scale, rel.epsilon) == (m.scale, 0.5)
+    assert rel.query == ("geometric_mean" if relative else "sum")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rel.value = 0.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("relative", [False, True])
+def test_low_bits_of_the_values_do_not_reach_the_release(relative):
+    # the noisy answer lies on add_noise's grid: sums differing in their last bits give the
+    # same release under the same seed
+    m = ContinuousSumMechanism(1.0, 2.0, relative=relative)
+    base = [10.0, 20.0, 12.5]
+    nudged = [10.0 + 1e-12, 20.0, math.nextafter(12.5, 13.0)]
+    for seed in range(50):
+        one = m.release(base, rng=np.random.default_rng(seed))
+        two = m.release(nudged, rng=np.random.default_rng(seed))
+        assert one == two
 
 
 @settings(max_examples=60, deadline=None)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from pufferfish_pgm._cks import source_for
 from pufferfish_pgm.errors import (
     InvalidDataError,
     InvalidParameterError,
@@ -16,6 +18,7 @@ from pufferfish_pgm.errors import (
     PufferfishError,
 )
 from pufferfish_pgm.mechanisms.geo import GeoRelease, PlanarLaplaceMechanism
+from pufferfish_pgm.noise import default_grid
 
 
 def noisy_offsets(mech: PlanarLaplaceMechanism, n: int, rng=None) -> np.ndarray:
@@ -68,6 +71,72 @@ def test_grid_snapping() -> None:
         assert x * 4 == round(x * 4) and y * 4 == round(y * 4)
     x, y = mech.release((3, 7), rng=np.random.default_rng(5), grid=10).value
     assert x % 10 == 0 and y % 10 == 0
+
+
+@pytest.mark.parametrize(("epsilon", "r"), [(0.8, 2.0), (1.0, 0.5), (3.0, 1e-4), (0.1, 5e4)])
+def test_default_grid_is_a_power_of_two_below_scale_times_2_to_minus_20(epsilon, r) -> None:
+    mech = PlanarLaplaceMechanism(epsilon, r=r)
+    grid = default_grid(mech.scale)
+    assert math.frexp(grid)[0] == 0.5  # a power of two
+    assert mech.scale * 2.0**-21 < grid <= mech.scale * 2.0**-20
+    rng = np.random.default_rng(8)
+    for _ in range(50):
+        for c in mech.release((r * 3.3, -r * 0.7), rng=rng).value:
+            assert (c / grid).is_integer()
+
+
+@pytest.mark.parametrize("grid", [None, 2.0**-10, 0.3])
+def test_release_is_the_rounding_of_location_plus_noise(grid) -> None:
+    # The same uniforms reproduce the float noise z; the release must be g * round((x + z) / g)
+    # computed exactly, whatever the location's magnitude.
+    mech = PlanarLaplaceMechanism(0.9, r=1.7)
+    g = default_grid(mech.scale) if grid is None else grid
+    for seed, location in enumerate([(0.1, 0.2), (-1234.567, 89.01), (3e9, -7.5e8), (1e-9, 0.0)]):
+        u = source_for(np.random.default_rng(seed)).uniform(3)
+        radius = -mech.scale * (math.log1p(-u[0]) + math.log1p(-u[1]))
+        noise = (radius * math.cos(2 * math.pi * u[2]), radius * math.sin(2 * math.pi * u[2]))
+        expected = tuple(
+            float(round((Fraction(c) + Fraction(z)) / Fraction(g)) * Fraction(g))
+            for c, z in zip(location, noise, strict=True)
+        )
+        rel = mech.release(location, rng=np.random.default_rng(seed), grid=grid)
+        assert rel.value == expected
+
+
+def test_low_bits_of_the_location_do_not_reach_the_release() -> None:
+    # Raw float sums x + z differ between these locations; the gridded releases must not.
+    mech = PlanarLaplaceMechanism(epsilon=1.0, r=0.5)
+    nearby = [
+        ((2.3, -1.7), (2.3 + 1e-12, -1.7 - 1e-12)),
+        ((12345.678, -9876.5), (math.nextafter(12345.678, 0.0), math.nextafter(-9876.5, 0.0))),
+        ((0.0, 0.0), (1e-300, -5e-324)),
+    ]
+    for a, b in nearby:
+        for seed in range(100):
+            one = mech.release(a, rng=np.random.default_rng(seed))
+            two = mech.release(b, rng=np.random.default_rng(seed))
+            assert one == two
+    # the ungridded sums would differ: the grid is what removes the difference
+    u = source_for(np.random.default_rng(0)).uniform(3)
+    z = -mech.scale * (math.log1p(-u[0]) + math.log1p(-u[1])) * math.cos(2 * math.pi * u[2])
+    assert 2.3 + z != (2.3 + 1e-12) + z
+
+
+def test_grid_bounds() -> None:
+    mech = PlanarLaplaceMechanism(1.0, r=3.0)
+    finest = 3.0 * 2.0**-32
+    x, _ = mech.release((1.0, 2.0), rng=np.random.default_rng(0), grid=finest).value
+    assert (x / finest).is_integer()
+    with pytest.raises(InvalidParameterError, match=r"grid must be at least scale \* 2\*\*-32"):
+        mech.release((1.0, 2.0), grid=finest / 2)
+    x, y = mech.release((1.0, 2.0), rng=np.random.default_rng(0), grid=1e6).value
+    assert (x, y) == (0.0, 0.0)  # a grid far coarser than the noise is allowed (post-processing)
+
+
+def test_overflowing_release_raises() -> None:
+    mech = PlanarLaplaceMechanism(1.0, r=1e307)
+    with pytest.raises(InvalidDataError, match="overflows"):
+        mech.release((1.79e308, 0.0), rng=np.random.default_rng(0))
 
 
 def test_guarantee_helpers() -> None:

@@ -11,12 +11,15 @@ sum is released with Laplace noise of scale ``4k/ε`` (Lemma 7.1).
 (``002_*`` §7.1.2): ``t_i`` cannot be told to lie in ``[y e^{-k}, y e^{k})`` rather than in
 the neighbouring ``[y e^{k}, y e^{3k})`` — the paper's factor is ``c = e^{-k}``, see
 :meth:`ContinuousSumMechanism.from_factor`. The released statistic is
-``sum_i log t_i + Laplace(4k/ε)``; transformed back, ``exp(answer / n)`` is the geometric mean
-of the values times the multiplicative noise ``e^{X/n}`` (``n``, the number of records, is
-public in this setting: the records of ``h_1..h_n`` are known to be in the data).
+``A = sum_i log t_i + X`` with ``X ~ Laplace(4k/ε)``; transformed back, ``exp(A / n)`` is the
+geometric mean of the values times the multiplicative noise ``e^{X/n}`` (``n``, the number of
+records, is public in this setting: the records of ``h_1..h_n`` are known to be in the data).
 
 Noise is drawn by :func:`pufferfish_pgm.noise.add_noise` (secure by default; a seeded
-``rng`` is reproducible and not for production).
+``rng`` is reproducible and not for production). The release is the shared
+:class:`~pufferfish_pgm.mechanisms.base.Release`: ``value`` is the noisy sum, or the noisy
+geometric mean ``exp(A / n)``, and nothing else about the data is returned (the exact sum never
+is). ``A`` itself is not returned either: ``n * log(value)`` recovers it up to rounding.
 
 Examples
 --------
@@ -25,8 +28,8 @@ Examples
 >>> m.scale
 4000.0
 >>> rel = m.release([52000.0, 61000.0, 38000.0], rng=np.random.default_rng(0))
->>> rel.mechanism, rel.scale
-('ContinuousSum', 4000.0)
+>>> rel.mechanism, rel.query, rel.scale
+('ContinuousSum', 'sum', 4000.0)
 """
 
 from __future__ import annotations
@@ -38,32 +41,9 @@ import numpy as np
 
 from .._checks import positive_finite
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
+from .base import Release
 
-__all__ = ["ContinuousRelease", "ContinuousSumMechanism"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ContinuousRelease:
-    """A released noisy statistic.
-
-    Attributes
-    ----------
-    value : float
-        In the values' units: the noisy sum (absolute error) or the noisy geometric mean
-        ``exp(answer / n)`` (relative error).
-    answer : float
-        The noisy query answer itself: ``sum t_i + X`` or ``sum log t_i + X``.
-    scale, epsilon : float
-        Laplace scale of ``X`` and the privacy parameter.
-    mechanism : str
-        ``"ContinuousSum"`` or ``"ContinuousSum(relative)"``.
-    """
-
-    value: float
-    answer: float
-    scale: float
-    epsilon: float
-    mechanism: str
+__all__ = ["ContinuousSumMechanism"]
 
 
 def _validated_values(values: object, relative: bool) -> np.ndarray:
@@ -146,9 +126,7 @@ class ContinuousSumMechanism:
         """Laplace scale ``4k / ε`` (``002_*`` Lemma 7.1)."""
         return self.sensitivity / self.epsilon
 
-    def release(
-        self, values: object, rng: np.random.Generator | None = None
-    ) -> ContinuousRelease:
+    def release(self, values: object, rng: np.random.Generator | None = None) -> Release:
         """Add noise to the sum of ``values`` (or of their logs) and return the release.
 
         Parameters
@@ -158,18 +136,38 @@ class ContinuousSumMechanism:
         rng : numpy.random.Generator, optional
             ``None`` draws from the OS's secure source; a Generator is reproducible only.
 
+        Returns
+        -------
+        Release
+            ``value``: the noisy sum ``sum t_i + X`` (query ``"sum"``), or for ``relative`` the
+            noisy geometric mean ``exp((sum log t_i + X) / n)`` (query ``"geometric_mean"``),
+            where ``X`` is Laplace(``scale``) noise on the grid of
+            :func:`~pufferfish_pgm.noise.add_noise`; ``scale`` = 4k/ε, the scale of ``X``;
+            ``mechanism``: ``"ContinuousSum"`` or ``"ContinuousSum(relative)"``.
+
         Raises
         ------
         InvalidDataError
             Naming the first bad row and its value.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rel = ContinuousSumMechanism.from_factor(1.0, c=0.5).release(
+        ...     [2.0, 8.0], rng=np.random.default_rng(0))
+        >>> rel.query, rel.mechanism, 1.0 < rel.value < 16.0
+        ('geometric_mean', 'ContinuousSum(relative)', True)
         """
         from ..noise import add_noise  # imported here so that this module imports on its own
 
         data = _validated_values(values, self.relative)
         exact = float(np.sum(np.log(data) if self.relative else data))
-        answer = float(add_noise(exact, self.scale, rng=rng, sensitivity=self.sensitivity))
-        value = _geometric_mean(answer, data.size) if self.relative else answer
+        noisy = float(add_noise(exact, self.scale, rng=rng, sensitivity=self.sensitivity))
         name = "ContinuousSum(relative)" if self.relative else "ContinuousSum"
-        return ContinuousRelease(
-            value=value, answer=answer, scale=self.scale, epsilon=self.epsilon, mechanism=name
+        if self.relative:  # post-processing: a function of the noisy answer and the public n
+            value, query = _geometric_mean(noisy, data.size), "geometric_mean"
+        else:
+            value, query = noisy, "sum"
+        return Release(
+            value=value, scale=self.scale, epsilon=self.epsilon, mechanism=name, query=query
         )

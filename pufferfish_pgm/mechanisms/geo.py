@@ -12,9 +12,30 @@ drawn as the sum of two exponentials -scale * (log(1 - U1) + log(1 - U2)), and t
 ``secrets.token_bytes`` (the OS's secure source); a ``numpy.random.Generator`` makes the draws
 reproducible and is meant for tests, not production.
 
-Without ``grid`` the output is the raw floating-point sum, whose low-order bits could in
-principle carry information about the true location (as with textbook floating-point Laplace
-noise); pass a ``grid`` (any spacing much finer than r / epsilon) for production releases.
+**Grid (secure by default).** Every release is snapped to a grid: each coordinate of the
+output is ``grid * round((x + Z) / grid)``, by default with ``grid`` the largest power of two
+no larger than ``(r / epsilon) * 2**-20`` (:func:`pufferfish_pgm.noise.default_grid`).
+
+*Accounting.* Rounding x + Z is post-processing of the planar-Laplace output, so it costs no
+epsilon: :meth:`PlanarLaplaceMechanism.epsilon_for` is unchanged. The floating-point side needs
+care: the computed noise is a float from a finite, unevenly spaced set, and a raw float sum
+``location + noise`` carries low-order bits that depend on the exact location (the
+floating-point attack on textbook Laplace noise), so releasing it could tell apart locations
+far closer than r. The release never outputs such a sum. Each coordinate is split exactly
+(rational arithmetic) into ``grid * floor(x / grid)`` plus a fraction in ``[0, grid)``; only
+the fraction is added to the noise in floating point, that sum is rounded to a whole number of
+cells, and the output is ``grid`` times the resulting integer cell index. The output is thus a
+function of the cell only; the float rounding of the sum (at most about 2**-46 * scale, over
+2**20 times finer than the default grid) can change the cell only when x + Z lies that close
+to a cell boundary, exactly where the ideal rounding is itself sensitive to x. Locations that
+differ in their low-order bits give the same release for the same random draws (unless x + Z
+falls within that difference of a cell boundary). Grids finer than ``scale * 2**-32`` are
+refused: they would keep the noise's own floating-point structure in the output.
+
+*Limits of the floating-point noise.* Z is computed from 53-bit uniforms, not sampled exactly
+(unlike the discrete Laplace of :mod:`pufferfish_pgm.noise`): its radius cannot exceed about
+73.4 * scale, an event of probability about 1e-30 under the exact distribution, and cell
+probabilities match the exact mechanism's up to the float resolution of the noise.
 
 Examples
 --------
@@ -31,14 +52,18 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from .._checks import positive_finite
-from ..errors import InvalidDataError, ParameterTypeError
-from ..noise import _source_for
+from .._cks import source_for
+from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
+from ..noise import default_grid
 
 __all__ = ["GeoRelease", "PlanarLaplaceMechanism"]
+
+_FINEST_GRID_BITS = 32  # a grid must be at least scale * 2**-32 (see the module docstring)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,7 +73,7 @@ class GeoRelease:
     Attributes
     ----------
     value : tuple of float
-        The noisy location (x, y), snapped to the grid if one was given.
+        The noisy location (x, y), snapped to the grid (given, or the default grid).
     scale : float
         The planar Laplace scale r / epsilon.
     epsilon : float
@@ -125,7 +150,7 @@ class PlanarLaplaceMechanism:
         rng: np.random.Generator | None = None,
         grid: float | None = None,
     ) -> GeoRelease:
-        """Release ``location`` plus planar Laplace noise.
+        """Release ``location`` plus planar Laplace noise, snapped to a grid.
 
         Parameters
         ----------
@@ -135,9 +160,12 @@ class PlanarLaplaceMechanism:
             ``None`` (default) uses the OS's secure randomness; a Generator is reproducible
             and NOT for production.
         grid : float, optional
-            If given, each coordinate of the output is snapped to the nearest multiple of
-            ``grid`` (for locations on a grid). Snapping is post-processing, and it keeps the
-            low-order floating-point bits of the noisy point out of the release.
+            Each coordinate of the output is ``grid * round((x + Z) / grid)``. Default: the
+            largest power of two no larger than ``scale * 2**-20``
+            (:func:`pufferfish_pgm.noise.default_grid`). Any grid of at least
+            ``scale * 2**-32`` is accepted (a power of two keeps the arithmetic exact).
+            Snapping is post-processing: no epsilon cost (see the module docstring). It also
+            keeps the low-order floating-point bits of the location out of the release.
 
         Returns
         -------
@@ -149,18 +177,48 @@ class PlanarLaplaceMechanism:
         >>> rel = PlanarLaplaceMechanism(1.0).release([0.0, 0.0], rng=np.random.default_rng(1))
         >>> [round(v, 4) for v in rel.value]
         [2.2968, 2.929]
+        >>> all((v / 2.0**-20).is_integer() for v in rel.value)   # on the default grid
+        True
         """
         x, y = _location(location)
-        step = None if grid is None else positive_finite("grid", grid)
-        u = _source_for(rng).uniform(3)
+        step = self._grid(grid)
+        u = source_for(rng).uniform(3)
         radius = -self.scale * (math.log1p(-u[0]) + math.log1p(-u[1]))  # Gamma(2, scale)
         angle = 2.0 * math.pi * u[2]
-        point = (x + radius * math.cos(angle), y + radius * math.sin(angle))
-        if step is not None:
-            point = tuple(step * round(c / step) for c in point)
-        return GeoRelease(
-            value=(float(point[0]), float(point[1])), scale=self.scale, epsilon=self.epsilon
-        )
+        value = (_snap(x, radius * math.cos(angle), step), _snap(y, radius * math.sin(angle), step))
+        return GeoRelease(value=value, scale=self.scale, epsilon=self.epsilon)
+
+    def _grid(self, grid: object) -> float:
+        """The grid to snap to: the default for ``None``, else ``grid`` once checked."""
+        if grid is None:
+            return default_grid(self.scale)
+        step = positive_finite("grid", grid)
+        finest = math.ldexp(self.scale, -_FINEST_GRID_BITS)
+        if step < finest:
+            raise InvalidParameterError(
+                f"grid must be at least scale * 2**-{_FINEST_GRID_BITS} = {finest!r} for "
+                f"scale {self.scale!r}, got {step!r}; a finer grid would keep floating-point "
+                f"detail of the noise in the release (default: {default_grid(self.scale)!r})"
+            )
+        return step
+
+
+def _snap(coordinate: float, noise: float, step: float) -> float:
+    """``step * round((coordinate + noise) / step)``, computed from an integer cell index.
+
+    ``coordinate = step * base + fraction`` exactly (rationals), with ``fraction`` in
+    ``[0, step)``; only the fraction meets the noise in floating point.
+    """
+    grid = Fraction(step)
+    base = math.floor(Fraction(coordinate) / grid)
+    fraction = float(Fraction(coordinate) - base * grid)  # exact for a power-of-two grid
+    cell = base + round((fraction + noise) / step)
+    try:
+        return float(cell * grid)
+    except OverflowError:
+        raise InvalidDataError(
+            f"the noisy coordinate {cell} * {step!r} overflows float64; rescale the locations"
+        ) from None
 
 
 def _is_real(value: object) -> bool:
