@@ -95,7 +95,7 @@ def _describe(fw: Framework, query: Any, epsilon: float) -> str:
     cls = fw.scenarios
     return (f"model: {len(cls)} scenario(s) [{', '.join(m.name for m in cls)}], "
             f"{len(cls.nodes)} nodes; secrets on {len(fw.secret_nodes)} nodes "
-            f"({len(fw.pairs)} pairs); query {query.name}; epsilon {epsilon}")
+            f"({fw.pair_count} pairs); query {query.name}; epsilon {epsilon}")
 
 
 def plan(args: argparse.Namespace) -> dict:

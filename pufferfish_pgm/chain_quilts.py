@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -47,7 +46,6 @@ import numpy as np
 from .errors import ImpossibleSecretError, InvalidParameterError
 from .influence import is_stationary, log_ratio, power_stack
 from .mechanisms.base import PlanEntry
-from .secrets import NodeSecret
 
 __all__ = ["ChainPlan", "NodeRanges", "pair_groups", "plan_chain", "query_prefix",
            "search_shared", "sigma_table", "window_terms"]
@@ -136,7 +134,7 @@ class ChainPlan(Sequence):
 def pair_groups(framework: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     """Secret nodes grouped by their set of ordered state pairs: [(nodes, pairs (m, 2))].
 
-    A few C-level passes over the pairs (they are Python objects; no Python-level loop).
+    Uses :meth:`Framework.node_pair_codes`, which needs no pair objects for all-pairs chains.
 
     Examples
     --------
@@ -147,18 +145,13 @@ def pair_groups(framework: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     [([1, 3], [[0, 1], [1, 0]])]
     """
     cls = framework.scenarios
-    states = cls.members[0].states_of(0)
-    k, index = len(states), {s: n for n, s in enumerate(states)}
-    firsts = list(map(attrgetter("first"), framework.pairs))  # C-level passes over the pairs
-    seconds = list(map(attrgetter("second"), framework.pairs))
-    if set(map(type, firsts)) | set(map(type, seconds)) != {NodeSecret}:
+    k = len(cls.members[0].states_of(0))
+    coded = framework.node_pair_codes()
+    if coded is None:
         raise InvalidParameterError(
             "the Markov quilt mechanism protects single-node secrets; the framework has a joint "
             "secret pair (use the exact or Wasserstein mechanism for joint secrets)")
-    count, state = len(firsts), attrgetter("state")
-    nodes = np.fromiter(map(attrgetter("node"), firsts), dtype=np.int64, count=count)
-    one = np.fromiter(map(index.__getitem__, map(state, firsts)), dtype=np.int64, count=count)
-    two = np.fromiter(map(index.__getitem__, map(state, seconds)), dtype=np.int64, count=count)
+    nodes, one, two = np.asarray(coded[0], dtype=np.int64), coded[1], coded[2]
     codes = np.concatenate([one * k + two, two * k + one])
     words = np.zeros((cls.members[0].length, (k * k + 62) // 63), dtype=np.int64)
     np.bitwise_or.at(words, (np.tile(nodes, 2), codes // 63), np.left_shift(1, codes % 63))

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
+import numpy as np
 
 from .errors import ImpossibleSecretError, InvalidParameterError, ParameterTypeError
 from .scenarios import ScenarioClass, as_class
@@ -210,29 +211,76 @@ def _trusted_pair(first: NodeSecret, second: NodeSecret) -> SecretPair:
 class Framework:
     """A Pufferfish framework (S, S_pairs, Θ): scenarios and discriminative pairs.
 
-    ``pairs=None`` means every pair of states of every node.
+    ``pairs=None`` means every pair of states of every node; those pairs are then only built
+    as objects when :attr:`pairs` is first read (planners use :meth:`node_pair_codes`, which
+    never builds them: a day of seconds has 6 M pairs).
 
     Examples
     --------
     >>> from pufferfish_pgm.scenarios import MarkovChainScenario
     >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 4))
-    >>> len(fw.pairs), fw.secret_nodes
-    (4, (0, 1, 2, 3))
+    >>> fw.pair_count, len(fw.pairs), fw.secret_nodes
+    (4, 4, (0, 1, 2, 3))
     """
 
     scenarios: ScenarioClass
-    pairs: tuple
+    _explicit: tuple | None = field(repr=False)
 
     def __init__(self, scenarios: Any, pairs: Iterable[SecretPair] | None = None) -> None:
         cls = as_class(scenarios)
-        chosen = secret_pairs(cls) if pairs is None else tuple(pairs)
-        if not chosen:
-            raise InvalidParameterError("the framework has no secret pairs; give at least one")
-        if pairs is not None:
+        chosen = None if pairs is None else tuple(pairs)
+        if chosen is not None:
+            if not chosen:
+                raise InvalidParameterError("the framework has no secret pairs; give at least "
+                                            "one")
             _check_pairs(cls, chosen)
+        elif all(len(cls.states_of(v)) < 2 for v in _sample_nodes(cls)):
+            raise InvalidParameterError("the framework has no secret pairs: every node has a "
+                                        "single state")
         object.__setattr__(self, "scenarios", cls)
-        object.__setattr__(self, "pairs", chosen)
+        object.__setattr__(self, "_explicit", chosen)
         object.__setattr__(self, "_index", {})
+
+    @property
+    def pairs(self) -> tuple:
+        """Every discriminative pair, as SecretPair objects."""
+        if self._explicit is not None:
+            return self._explicit
+        if "pairs" not in self._index:
+            self._index["pairs"] = secret_pairs(self.scenarios)
+        return self._index["pairs"]
+
+    @property
+    def pair_count(self) -> int:
+        """Number of pairs (without building them when they are all pairs of all nodes)."""
+        if self._explicit is not None:
+            return len(self._explicit)
+        cls = self.scenarios
+        if cls.kind == "chain":
+            k = len(cls.states_of(0))
+            return len(cls.nodes) * k * (k - 1) // 2
+        return sum(len(cls.states_of(v)) * (len(cls.states_of(v)) - 1) // 2 for v in cls.nodes)
+
+    def node_pair_codes(self) -> tuple[list, np.ndarray, np.ndarray] | None:
+        """(node of each pair, state index of its first, of its second) for single-node pairs.
+
+        None when some pair is over several nodes (a JointSecret).
+        """
+        cls = self.scenarios
+        if self._explicit is None and cls.kind == "chain":
+            k = len(cls.states_of(0))
+            a, b = np.triu_indices(k, 1)
+            nodes = np.repeat(np.arange(len(cls.nodes)), len(a))
+            return nodes, np.tile(a, len(cls.nodes)), np.tile(b, len(cls.nodes))
+        pairs = self.pairs
+        if any(type(p.first) is not NodeSecret or type(p.second) is not NodeSecret
+               for p in pairs):
+            return None
+        index = {v: {s: i for i, s in enumerate(cls.states_of(v))} for v in self.secret_nodes}
+        nodes = [p.first.node for p in pairs]
+        first = np.array([index[p.first.node][p.first.state] for p in pairs], dtype=np.int64)
+        second = np.array([index[p.first.node][p.second.state] for p in pairs], dtype=np.int64)
+        return nodes, first, second
 
     def _by_node(self) -> dict:
         """Single-node pairs grouped by node (built once, on first use)."""
@@ -247,6 +295,9 @@ class Framework:
     @property
     def secret_nodes(self) -> tuple:
         """The nodes that appear in some secret, in model order."""
+        if self._explicit is None:
+            cls = self.scenarios
+            return tuple(v for v in cls.nodes if len(cls.states_of(v)) > 1)
         if "nodes" not in self._index:
             used = set(self._by_node())
             used.update(n for p in self.pairs if type(p.first) is not NodeSecret
@@ -257,7 +308,15 @@ class Framework:
 
     def pairs_of(self, node: Any) -> tuple[SecretPair, ...]:
         """The single-node pairs on ``node``."""
+        if self._explicit is None and "pairs" not in self._index:
+            cls = self.scenarios
+            return secret_pairs(cls, nodes=[node]) if node in cls.nodes else ()
         return self._by_node().get(node, ())
+
+
+def _sample_nodes(cls: ScenarioClass) -> tuple:
+    """The nodes whose state counts decide whether any pair exists (one node for chains)."""
+    return cls.nodes[:1] if cls.kind == "chain" else cls.nodes
 
 
 def _check_pairs(cls: ScenarioClass, pairs: tuple) -> None:

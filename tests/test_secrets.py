@@ -268,3 +268,31 @@ def test_compile_with_initial_any_takes_the_best_start() -> None:
     assert compiled.prob_second == 0.25
     assert compiled.prob_first == 1.0
     assert secret_probability(mc, {2: 1}) == 0.25
+
+
+def test_all_pairs_framework_is_lazy_and_its_codes_match_the_pair_objects() -> None:
+    import numpy as np
+
+    from pufferfish_pgm import BayesianNetworkScenario, Framework, MarkovChainScenario
+    from pufferfish_pgm.scenarios import default_model_path
+
+    mc = MarkovChainScenario(np.full((3, 3), 1 / 3), "stationary", 5)
+    asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
+    for scenario, count in ((mc, 5 * 3), (asia, 8)):  # 3 pairs per chain step, 1 per asia node
+        fw = Framework(scenario)
+        assert fw.pair_count == count and "pairs" not in fw._index  # nothing built yet
+        nodes, first, second = fw.node_pair_codes()
+        want = [(p.first.node, scenario.state_index(p.first.node, p.first.state),
+                 scenario.state_index(p.first.node, p.second.state)) for p in fw.pairs]
+        assert list(zip(list(nodes), first.tolist(), second.tolist(), strict=True)) == want
+        assert fw.secret_nodes == scenario.nodes
+        assert fw.pairs_of(scenario.nodes[1]) == tuple(
+            p for p in fw.pairs if p.first.node == scenario.nodes[1])
+
+
+def test_framework_with_a_joint_pair_has_no_node_codes() -> None:
+    from pufferfish_pgm import Framework, JointSecret, MarkovChainScenario, SecretPair
+
+    mc = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3)
+    pair = SecretPair(JointSecret({0: 0, 1: 0}), JointSecret({0: 1, 1: 0}))
+    assert Framework(mc, [pair]).node_pair_codes() is None
