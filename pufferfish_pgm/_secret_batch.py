@@ -32,9 +32,9 @@ import numpy as np
 
 from ._logpoly import log_laplace_density, logsumexp
 from ._qd_weights import pack_queries
-from .errors import ImpossibleSecretError, InvalidParameterError, LimitExceededError
+from .errors import InvalidParameterError, LimitExceededError
 from .query_distributions import fixed_start_variants, log_joint_engine
-from .secrets import SkippedPair
+from .secrets import SkippedPair, check_possible
 
 __all__ = ["Group", "build_groups", "MAX_GRID", "refuse_any_start"]
 
@@ -182,12 +182,5 @@ def build_groups(framework: Any, engine_queries: list, matrix: Any, shift: Any,
                                    skipped, possible)
             if group is not None:
                 groups.append(group)
-    for pair in framework.pairs:
-        for secret in (pair.first, pair.second):
-            if secret not in possible:
-                raise ImpossibleSecretError(
-                    f"secret {secret} has probability 0 under every scenario of the class; "
-                    "remove it from the pairs (it cannot be true, so there is nothing to "
-                    "protect)"
-                )
+    check_possible(framework.pairs, possible)
     return groups, tuple(skipped)

@@ -37,7 +37,7 @@ __all__ = ["encode", "evaluate", "evaluate_codes", "release_answer"]
 
 
 def _is_table(data: Any) -> bool:
-    return type(data).__name__ in ("DataFrame",)
+    return type(data).__name__ == "DataFrame"
 
 
 def _rows(cls: Any, data: Any) -> tuple[list | np.ndarray, bool]:
@@ -77,7 +77,8 @@ def _rows(cls: Any, data: Any) -> tuple[list | np.ndarray, bool]:
 
 
 def _from_mapping(nodes: tuple, record: Mapping, row: int) -> list:
-    unknown = [k for k in record if k not in set(nodes)]
+    known = set(nodes)
+    unknown = [k for k in record if k not in known]
     if unknown:
         raise InvalidDataError(f"record {row}: unknown node {unknown[0]!r}; nodes are "
                                f"{list(nodes)[:10]}")

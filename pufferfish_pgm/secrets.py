@@ -28,8 +28,8 @@ from .errors import ImpossibleSecretError, InvalidParameterError, ParameterTypeE
 from .scenarios import ScenarioClass, as_class
 
 __all__ = ["CompiledPair", "Framework", "JointSecret", "NodeSecret", "SecretPair",
-           "SkippedPair", "compile_secrets", "complete_graph", "distance_threshold_graph",
-           "partition_graph", "secret_pairs"]
+           "SkippedPair", "check_possible", "compile_secrets", "complete_graph",
+           "distance_threshold_graph", "partition_graph", "secret_pairs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,11 +385,19 @@ def compile_secrets(framework: Framework) -> tuple[tuple[CompiledPair, ...],
             else:
                 zero = pair.first if probs[0] == 0 else pair.second
                 skipped.append(SkippedPair(pair, theta, f"P({zero}) = 0 under {scenario.name!r}"))
-    for pair in framework.pairs:
+    check_possible(framework.pairs, possible)
+    return tuple(compiled), tuple(skipped)
+
+
+def check_possible(pairs: Iterable[SecretPair], possible: set) -> None:
+    """Raise :class:`ImpossibleSecretError` for a secret of ``pairs`` not in ``possible``.
+
+    ``possible`` holds the secrets with positive probability under at least one θ.
+    """
+    for pair in pairs:
         for s in (pair.first, pair.second):
             if s not in possible:
                 raise ImpossibleSecretError(
                     f"secret {s} has probability 0 under every scenario of the class; remove "
                     "it from the pairs (it cannot be true, so there is nothing to protect)"
                 )
-    return tuple(compiled), tuple(skipped)

@@ -264,3 +264,23 @@ def test_release_mean_absolute_noise_equals_the_calibrated_scale(mechanism, rng_
     assert abs(want - cal.scale) < 0.05 * cal.scale
     # the standard deviation of |K| is below its mean's sqrt(2) times: 5 standard errors
     assert abs(np.abs(noise).mean() - want) < 5 * np.sqrt(2) * want / np.sqrt(noise.size)
+
+
+def test_aggregate_over_independent_users_never_leaks_more_than_one_users_release() -> None:
+    # per_user=False releases the sum over users. Another user's count is independent of this
+    # user's secret, so the aggregate's laws are this user's laws convolved with the same
+    # distribution: the exact audit must give a realised epsilon no larger.
+    import pufferfish_pgm as pp
+    from pufferfish_pgm.distributions import laplace_pair_epsilon
+    from pufferfish_pgm.query_distributions import query_distribution
+
+    mc = pp.MarkovChainScenario([[0.85, 0.15], [0.25, 0.75]], "stationary", 8)
+    fw = pp.Framework(mc)
+    cal = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, pp.Count(1))
+    other = query_distribution(mc, pp.Count(1))  # another user, no secret conditioned
+    for pair in fw.pairs:
+        mu_a, mu_b = (query_distribution(mc, pp.Count(1), s.evidence)
+                      for s in (pair.first, pair.second))
+        alone, _ = laplace_pair_epsilon(mu_a, mu_b, cal.scale)
+        summed, _ = laplace_pair_epsilon(mu_a.convolve(other), mu_b.convolve(other), cal.scale)
+        assert summed <= alone + 1e-12 and alone <= 1.0 + 1e-9
