@@ -45,7 +45,7 @@ def timed(fn):
 
 def against_naive(rng: np.random.Generator, length: int = 150) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
-    from mqm_reference import naive_chain_sigmas
+    from oracle import naive_chain_sigmas
 
     cls = random_class(rng, 2, 2, length)
     fw = Framework(cls)

@@ -59,21 +59,49 @@ def check_initial(initial: Any, k: int) -> np.ndarray:
     return q / q.sum()
 
 
+def _closed_classes(transition: np.ndarray) -> list[np.ndarray]:
+    """The closed communicating classes (no positive transition leaves them)."""
+    from scipy.sparse.csgraph import connected_components
+
+    positive = transition > 0
+    _, label = connected_components(positive, directed=True, connection="strong")
+    out = []
+    for c in np.unique(label):
+        members = np.flatnonzero(label == c)
+        if not positive[np.ix_(members, np.flatnonzero(label != c))].any():
+            out.append(members)
+    return out
+
+
 def stationary_distribution(transition: np.ndarray) -> np.ndarray:
     """The unique stationary distribution π = π P (error if it is not unique).
+
+    A stationary distribution lives on the chain's closed communicating classes; it is unique
+    exactly when there is one such class. The transient states get an exact 0 (not a rounding
+    residue such as 1e-16, which would make impossible secrets look possible), and π on the
+    closed class solves the linear system of that class alone.
 
     Examples
     --------
     >>> stationary_distribution(np.array([[0.5, 0.5], [0.25, 0.75]])).round(4).tolist()
     [0.3333, 0.6667]
+    >>> stationary_distribution(np.array([[0.3, 0.7], [0.0, 1.0]])).tolist()   # 0 transient
+    [0.0, 1.0]
     """
-    k = transition.shape[0]
-    a = np.vstack([transition.T - np.eye(k), np.ones((1, k))])
-    if np.linalg.matrix_rank(transition.T - np.eye(k), tol=1e-10) < k - 1:
+    closed = _closed_classes(transition)
+    if len(closed) > 1:
+        shown = " and ".join(str(c.tolist()) for c in closed[:2])
         raise InvalidModelError(
-            "the chain has several stationary distributions (it is reducible); pass the "
+            f"the chain has several stationary distributions (it is reducible: the state "
+            f"indices {shown} are closed classes that never reach each other); pass the "
             "initial distribution explicitly instead of 'stationary'"
         )
-    pi = np.linalg.lstsq(a, np.r_[np.zeros(k), 1.0], rcond=None)[0]
-    pi = np.clip(pi, 0.0, None)
-    return pi / pi.sum()
+    members = closed[0]
+    k = members.size
+    sub = transition[np.ix_(members, members)]
+    a = np.vstack([sub.T - np.eye(k), np.ones((1, k))])
+    pi_c = np.linalg.lstsq(a, np.r_[np.zeros(k), 1.0], rcond=None)[0]
+    pi_c = np.clip(pi_c, 0.0, None)
+    pi = np.zeros(transition.shape[0])
+    pi[members] = pi_c / pi_c.sum()
+    return pi

@@ -18,7 +18,7 @@ from .mechanisms.base import Calibration, PlanEntry
 from .queries import Histogram
 from .secrets import NodeSecret
 
-__all__ = ["compose_bound", "full_range", "pair_range", "quilt_bound"]
+__all__ = ["check_proven", "compose_bound", "full_range", "pair_range", "quilt_bound"]
 
 _RTOL = 1e-9
 _ADVICE = ("Use joint_audit(framework, [(query, scale), ...]) for the exact combined ε over a "
@@ -37,6 +37,32 @@ def _same_framework(a: Any, b: Any) -> bool:
 def _single_node_pairs(framework: Any) -> bool:
     return all(isinstance(p.first, NodeSecret) and isinstance(p.second, NodeSecret)
                for p in framework.pairs)
+
+
+#: Mechanisms whose ε is a nominal (DP) figure, not a Pufferfish guarantee under correlation.
+_NOMINAL = {"EntryDP": "entry DP hides one node with the others held fixed"}
+
+
+def check_proven(calibration: Calibration) -> None:
+    """Refuse a calibration whose ε is not a proven Pufferfish guarantee for its framework.
+
+    Entry DP is ε-Pufferfish private only when the records are independent under every θ and
+    every pair is about one node (then it is DP's guarantee, Kifer & Machanavajjhala 2014
+    Thm 6.1); under correlation its realised ε exceeds the nominal one (the audit shows it), so
+    recording it at its nominal ε would vouch for a leak.
+    """
+    why = _NOMINAL.get(calibration.mechanism)
+    framework = calibration.framework
+    if why is None or (_single_node_pairs(framework)
+                       and dependence_reason(framework.scenarios) is None):
+        return
+    raise CompositionError(
+        f"{calibration.mechanism} (ε={calibration.epsilon:g}) is not ε-Pufferfish private for "
+        f"this framework ({why}, and "
+        f"{dependence_reason(framework.scenarios) or 'some secret pairs are joint'}): its ε "
+        "is nominal, so the accountant cannot record it. Audit its realised ε with "
+        "pufferfish_pgm.audit(framework, query, scale), or calibrate with a Pufferfish "
+        "mechanism (MarkovQuiltMechanism, ExactLaplaceMechanism, GroupDPMechanism)")
 
 
 def _ratio(delta: float, scale: float) -> float:

@@ -4,7 +4,8 @@ Two computations live here, both on plain numpy arrays so that they can be share
 import cycles:
 
 * the log densities of ``F + Laplace(scale)`` at the points of a sorted grid, for a discrete
-  ``F`` whose masses sit on that grid (the O(n) recursions of DESIGN §3.7, in log space);
+  ``F`` whose masses sit on that grid (the one kernel of
+  :func:`pufferfish_pgm._logpoly.log_laplace_density`), and the largest log ratio of two;
 * the smallest ``theta`` with ``log sum_j m_j exp(d_j / theta) - log sum_j m_j <= epsilon``
   for every group of (distance, mass) pairs: the relaxed Kantorovich condition (``004_*``
   eq. 20) and Theorem 3's equation (13) are both of this form.
@@ -22,23 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._logpoly import log_laplace_density
+
 __all__ = ["log_densities", "pair_epsilon", "smallest_exp_moment_scale"]
-
-
-def _log_density(grid: np.ndarray, log_mass: np.ndarray, scale: float) -> np.ndarray:
-    """Log of ``sum_i m_i exp(-|x_k - x_i| / scale)`` at every grid point ``x_k``.
-
-    With ``c_k = (x_k - x_0) / scale`` the left sum ``L_k = sum_{i<=k} m_i e^{-(c_k - c_i)}``
-    is ``exp(logcumsumexp(log m + c) - c)``: the cumulative form of the recursion
-    ``L_k = m_k + L_{k-1} e^{-(x_k - x_{k-1})/scale}``; the right sum (``i > k``) mirrors it.
-    Everything stays in log space, so tiny scales cannot underflow to 0/0.
-    """
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow -> inf/NaN -> reported inf
-        c = (grid - grid[0]) / scale
-        left = np.logaddexp.accumulate(log_mass + c) - c
-        tail = np.logaddexp.accumulate((log_mass - c)[::-1])[::-1]
-        right = np.append(tail[1:], -np.inf) + c
-        return np.logaddexp(left, right)
 
 
 def log_densities(
@@ -49,7 +36,8 @@ def log_densities(
     ``grid`` is sorted and strictly increasing; ``log_mass_*`` hold ``log mu(x_k)`` with
     ``-inf`` where a law puts no mass.
     """
-    return _log_density(grid, log_mass_a, scale), _log_density(grid, log_mass_b, scale)
+    return log_laplace_density(grid, log_mass_a, scale), log_laplace_density(grid, log_mass_b,
+                                                                             scale)
 
 
 def pair_epsilon(
@@ -57,14 +45,15 @@ def pair_epsilon(
 ) -> tuple[float, float]:
     """``max_k |log p_a(x_k) / p_b(x_k)|`` and the grid point where it is reached.
 
-    Returns ``(inf, x)`` instead of NaN when the arithmetic overflows (absurdly small scales).
+    Only grid points where at least one law has mass are compared: the supremum over all
+    outputs sits on the union of the two supports (DESIGN §3.7), and elsewhere both densities
+    may underflow together at tiny scales. ``inf`` means one density underflows where the
+    other does not (supports that differ, at a scale far below their distance).
     """
     la, lb = log_densities(grid, log_mass_a, log_mass_b, scale)
+    mass = np.isfinite(log_mass_a) | np.isfinite(log_mass_b)
     with np.errstate(invalid="ignore"):
-        gap = np.abs(la - lb)
-    bad = ~np.isfinite(gap)
-    if bad.any():
-        return float("inf"), float(grid[int(np.argmax(bad))])
+        gap = np.where(mass, np.abs(la - lb), 0.0)
     k = int(np.argmax(gap))
     return float(gap[k]), float(grid[k])
 

@@ -25,12 +25,12 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._logpoly import log_laplace_density, logsumexp
+from ._calibrate import Group
+from ._logpoly import logsumexp
 from ._qd_weights import pack_queries
 from .errors import InvalidParameterError, LimitExceededError
 from .query_distributions import fixed_start_variants, log_joint_engine
@@ -40,46 +40,6 @@ __all__ = ["Group", "build_groups", "MAX_GRID", "refuse_any_start"]
 
 #: Default cap on the cells of one group's rows (rows × grid points).
 MAX_GRID = 50_000_000
-
-
-@dataclass(frozen=True, eq=False)
-class Group:
-    """The pairs of one fixed-start scenario, as rows of log masses on per-axis grids."""
-
-    theta: int
-    scenario: str
-    grids: tuple
-    rows: np.ndarray
-    first: np.ndarray
-    second: np.ndarray
-    pairs: tuple
-
-    def log_densities(self, scales: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """Log densities of the noisy release at every grid point (up to a constant)."""
-        out = self.rows if rows is None else self.rows[rows]
-        for axis, (grid, scale) in enumerate(zip(self.grids, scales, strict=True)):
-            out = log_laplace_density(grid, out, float(scale), axis=axis + 1)
-        return out
-
-    def epsilons(self, scales: np.ndarray, active: np.ndarray | None = None
-                 ) -> tuple[np.ndarray, np.ndarray]:
-        """Realised ε of each (active) pair and the flat grid index where it is reached."""
-        pick = np.arange(len(self.pairs)) if active is None else np.flatnonzero(active)
-        used, inverse = np.unique(np.concatenate((self.first[pick], self.second[pick])),
-                                  return_inverse=True)
-        dens = self.log_densities(scales, used).reshape(used.size, -1)
-        a, b = inverse[:pick.size], inverse[pick.size:]
-        with np.errstate(invalid="ignore"):
-            gap = np.abs(dens[a] - dens[b])
-        gap = np.where(np.isnan(gap), np.inf, gap)
-        where = np.argmax(gap, axis=1)
-        return gap[np.arange(pick.size), where], where
-
-    def output_at(self, flat: int) -> float | tuple:
-        """The release value (a float, or a tuple for vectors) at a flat grid index."""
-        index = np.unravel_index(int(flat), tuple(g.size for g in self.grids))
-        values = tuple(float(g[i]) for g, i in zip(self.grids, index, strict=True))
-        return values[0] if len(values) == 1 else values
 
 
 def _rows_on_grid(raw: list, packed: Any, matrix: np.ndarray, shift: np.ndarray,

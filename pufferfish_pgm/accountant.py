@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from ._composition_rules import compose_bound, full_range, pair_range, quilt_bound
+from ._composition_rules import check_proven, compose_bound, full_range, pair_range, quilt_bound
 from .audit import audit_releases
 from .errors import InvalidParameterError, ParameterTypeError
 from .mechanisms.base import Calibration
@@ -155,7 +155,9 @@ class PrivacyAccountant:
         """A new accountant with ``calibration`` released on the users labelled ``dataset``.
 
         Releases with different labels must be on disjoint, independent users' data; use one
-        label for all releases whose users overlap.
+        label for all releases whose users overlap. A calibration whose ε is only nominal for
+        its framework (entry DP under correlated scenarios) is refused with
+        :class:`~pufferfish_pgm.errors.CompositionError`.
         """
         if not isinstance(calibration, Calibration):
             raise ParameterTypeError(f"record() takes a Calibration (from mechanism.calibrate), "
@@ -163,6 +165,7 @@ class PrivacyAccountant:
         if not (np.isfinite(calibration.scale) and calibration.scale >= 0):
             raise InvalidParameterError(f"the calibration's scale is {calibration.scale!r}; it "
                                         "must be a finite number >= 0")
+        check_proven(calibration)
         try:
             hash(dataset)
         except TypeError:

@@ -6,7 +6,8 @@ This is the shared core behind the Wasserstein, Kantorovich, exact and multi-use
 * optimal transport in 1-D: :func:`w_infinity`, :func:`kantorovich_delta_star` (``004_*``
   Appendix A, Prop. 2), :func:`optimal_plan` and :func:`relaxed_kantorovich_scale` (eq. 20);
 * the exact privacy loss of ``F + Laplace(scale)`` (DESIGN §3.7): :func:`laplace_pair_epsilon`,
-  :func:`discrete_laplace_pair_epsilon` and the exact calibration :func:`exact_laplace_scale`.
+  :func:`discrete_laplace_pair_epsilon` (the calibration that uses them is
+  :func:`pufferfish_pgm._calibrate.exact_laplace_scale`).
 
 Probabilities that agree to within ``CDF_TOLERANCE`` (1e-12) are treated as equal by the
 transport functions, so that rounding in cumulative sums (0.1 + 0.2 != 0.3) does not create
@@ -21,28 +22,22 @@ Examples
 >>> eps, where = laplace_pair_epsilon(a, b, scale=1.0)
 >>> round(eps, 6), where
 (1.0, 0.0)
->>> exact_laplace_scale([(a, b)], epsilon=1.0) <= 1.0
-True
 """
 
 from __future__ import annotations
-
-import math
-from collections.abc import Sequence
 
 import numpy as np
 
 from . import _lossfn
 from ._checks import positive_finite
 from ._distribution import DiscreteDistribution, as_distribution
-from .errors import InvalidParameterError, ParameterTypeError
+from .errors import InvalidParameterError
 
 __all__ = [
     "CDF_TOLERANCE",
     "DiscreteDistribution",
     "as_distribution",
     "discrete_laplace_pair_epsilon",
-    "exact_laplace_scale",
     "kantorovich_delta_star",
     "laplace_pair_epsilon",
     "optimal_plan",
@@ -51,7 +46,6 @@ __all__ = [
 ]
 
 CDF_TOLERANCE = 1e-12
-_AUDIT_SLACK = 1e-12  # relative slack when comparing a realised epsilon with its target
 
 
 # ---------------------------------------------------------------- optimal transport in 1-D
@@ -224,129 +218,3 @@ def discrete_laplace_pair_epsilon(
     a, b = as_distribution(mu_a, "mu_a"), as_distribution(mu_b, "mu_b")
     _require_integer(a, b)
     return _lossfn.pair_epsilon(*_union_log_masses(a, b), positive_finite("scale", scale))
-
-
-def _prepare_pairs(pairs: object, discrete: bool) -> list[tuple[np.ndarray, ...]]:
-    if not isinstance(pairs, Sequence) or isinstance(pairs, str) or not pairs:
-        raise InvalidParameterError(
-            f"pairs must be a non-empty sequence of (mu_a, mu_b) tuples, got {pairs!r}"
-        )
-    prepared = []
-    for k, pair in enumerate(pairs):
-        if not isinstance(pair, Sequence) or len(pair) != 2:
-            raise InvalidParameterError(f"pairs[{k}] must be a (mu_a, mu_b) tuple, got {pair!r}")
-        a = as_distribution(pair[0], f"pairs[{k}][0]")
-        b = as_distribution(pair[1], f"pairs[{k}][1]")
-        if discrete:
-            _require_integer(a, b)
-        prepared.append((w_infinity(a, b), *_union_log_masses(a, b)))
-    return prepared
-
-
-def _noiseless_epsilon(prepared: list) -> float:
-    """``lim_{scale -> 0}`` of the realised ε: ``max |log mu_a(x) / mu_b(x)|`` (inf if the
-    supports differ), the privacy loss of releasing ``F`` itself."""
-    worst = 0.0
-    for _, _, la, lb in prepared:
-        if not np.array_equal(np.isfinite(la), np.isfinite(lb)):
-            return float("inf")
-        both = np.isfinite(la)
-        worst = max(worst, float(np.max(np.abs(la[both] - lb[both]))))
-    return worst
-
-
-def _passes(prepared: list, scale: float, epsilon: float) -> bool:
-    limit = epsilon * (1.0 + _AUDIT_SLACK)
-    return all(_lossfn.pair_epsilon(g, la, lb, scale)[0] <= limit for _, g, la, lb in prepared)
-
-
-def _passing_upper(prepared: list, eps: float, upper: object) -> float:
-    """The caller's ``upper`` after checking it passes, or the proven bound ``max W∞ / ε``."""
-    w_max = max(p[0] for p in prepared)
-    if upper is not None:
-        hi = positive_finite("upper", upper)
-        if not _passes(prepared, hi, eps):
-            raise InvalidParameterError(
-                f"upper={hi!r} does not pass the audit at epsilon={eps!r}; leave upper=None "
-                f"to start from max W∞/ε = {w_max / eps!r}"
-            )
-        return hi
-    hi = w_max / eps
-    if not _passes(prepared, hi, eps):  # W∞ ignores sub-1e-12 slivers: use the diameter
-        hi = max(float(g[-1] - g[0]) for _, g, _, _ in prepared) / eps
-    for _ in range(100):  # both bounds are theorems: only rounding can make them fail
-        if _passes(prepared, hi, eps):
-            return hi
-        hi *= 1.0 + 1e-9
-    raise AssertionError(f"internal error: the bound {hi!r} failed the audit")
-
-
-def exact_laplace_scale(
-    pairs: Sequence[tuple[object, object]],
-    epsilon: float,
-    *,
-    discrete: bool = False,
-    upper: float | None = None,
-    rtol: float = 1e-9,
-) -> float:
-    """Smallest Laplace scale whose realised ε is at most ``epsilon`` for every pair.
-
-    Bisection on ``[0, upper]``; the realised ε never increases with the scale (Laplace(λ₂)
-    is Laplace(λ₁) plus an independent mixture of 0 and Laplace(λ₂) when λ₁ < λ₂, and the
-    same holds for discrete Laplace), so the passing scales form a ray. The default
-    ``upper = max W∞ / ε`` always passes: couple each pair monotonically, so
-    ``p_a(w) = sum π(x,x') f(w-x) <= sum π(x,x') e^{|x-x'|/λ} f(w-x') <= e^{W∞/λ} p_b(w)``.
-    The upper end of the final bracket is returned, so the result passed the exact audit
-    (within a relative slack of 1e-12).
-
-    Returns 0.0, meaning *no noise is needed*, when releasing ``F`` itself already satisfies
-    ε: every pair has equal supports and ``max_x |log mu_a(x) / mu_b(x)| <= ε`` (this
-    includes identical laws). The realised ε is non-increasing in the scale and
-    tends to that value as the scale tends to 0, so then every scale > 0 passes as well.
-
-    Parameters
-    ----------
-    pairs : sequence of (mu_a, mu_b)
-        Distributions of the query answer under the two secrets of each discriminative pair
-        (and each scenario): :class:`DiscreteDistribution` or dicts value -> probability.
-    epsilon : float
-        Target privacy loss, > 0.
-    discrete : bool
-        Calibrate discrete Laplace noise on integers (requires integer supports; the realised
-        ε equals the continuous one, see :func:`discrete_laplace_pair_epsilon`).
-    upper : float, optional
-        A scale known to pass; default ``max W∞ / ε``.
-    rtol : float
-        Relative width of the final bisection bracket.
-
-    Returns
-    -------
-    float
-        The smallest passing scale up to ``rtol`` (never below the true minimum).
-
-    Examples
-    --------
-    >>> shift = ({0: 1.0}, {2: 1.0})
-    >>> round(exact_laplace_scale([shift], epsilon=1.0), 6)   # a pure shift needs 2/ε
-    2.0
-    >>> mixed = ({0: 0.5, 2: 0.5}, {1: 0.5, 2: 0.5})
-    >>> exact_laplace_scale([mixed], epsilon=1.0) < w_infinity(*mixed) / 1.0
-    True
-    """
-    eps = positive_finite("epsilon", epsilon)
-    tol = positive_finite("rtol", rtol)
-    if tol >= 1.0:
-        raise InvalidParameterError(f"rtol must be < 1, got {tol!r}; the default is 1e-9")
-    if not isinstance(discrete, bool):
-        raise ParameterTypeError(f"discrete must be True or False, got {discrete!r}")
-    prepared = _prepare_pairs(pairs, discrete)
-    if _noiseless_epsilon(prepared) <= eps:
-        return 0.0
-    hi = _passing_upper(prepared, eps, upper)
-    lo = 0.0  # fails: the loss tends to the noiseless one (> ε) as the scale tends to 0
-    while hi - lo > tol * hi:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if _passes(prepared, mid, eps) else (mid, hi)
-    if not math.isfinite(hi) or not _passes(prepared, hi, eps):  # the final exact audit
-        raise AssertionError(f"internal error: scale {hi!r} failed its final audit")
-    return float(hi)

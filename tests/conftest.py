@@ -1,12 +1,13 @@
 """Shared fixtures: paths to the real networks and hypothesis strategies for small random models.
 
+Brute-force references live in ``oracle.py``; the hypothesis profile is chosen here only.
+
 The real bnlearn networks come from ``../shared/models-real`` when that folder exists (all eight
 networks), else from the bundled ``models/`` folder (asia, sachs, child, insurance, alarm).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 from functools import cache
@@ -22,6 +23,8 @@ from pufferfish_pgm._pgmpy import NetworkTables
 
 # The suite is deterministic by default (CI must not fail on a counterexample found by chance
 # on one run and not the next); HYPOTHESIS_PROFILE=explore searches with fresh randomness.
+# This is the ONLY place that chooses a profile: test modules may set max_examples per test
+# (@settings(max_examples=...)) but never load a profile, derandomize or set a database.
 settings.register_profile("deterministic", derandomize=True, deadline=None)
 settings.register_profile("explore", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
@@ -60,49 +63,6 @@ def asia() -> BayesianNetworkScenario:
 @pytest.fixture(scope="session")
 def models_dir() -> Path:
     return MODELS_DIR
-
-
-# ----------------------------------------------------------------------------- brute force
-
-def enumerate_joint(bn: BayesianNetworkScenario) -> np.ndarray:
-    """The full joint P(X_1, ..., X_n) by the chain rule, axes in ``bn.nodes`` order."""
-    nodes = bn.nodes
-    shape = [len(bn.states_of(v)) for v in nodes]
-    joint = np.zeros(shape)
-    index = {v: i for i, v in enumerate(nodes)}
-    for assignment in itertools.product(*(range(k) for k in shape)):
-        p = 1.0
-        for v in nodes:
-            cpt = bn.tables.cpts[v]
-            p *= cpt[(assignment[index[v]], *(assignment[index[u]] for u in bn.parents_of(v)))]
-        joint[assignment] = p
-    return joint
-
-
-def brute_conditional(bn: BayesianNetworkScenario, targets: list, evidence: dict) -> np.ndarray:
-    """P(targets | evidence) from the enumerated joint; NaN everywhere if P(evidence) = 0."""
-    joint = enumerate_joint(bn)
-    nodes = list(bn.nodes)
-    index = tuple(bn.state_index(v, evidence[v]) if v in evidence else slice(None)
-                  for v in nodes)
-    mask = np.zeros_like(joint)
-    mask[index] = 1.0
-    restricted = joint * mask
-    keep = [nodes.index(t) for t in targets]
-    others = tuple(i for i in range(len(nodes)) if i not in keep)
-    marginal = restricted.sum(axis=others)
-    # marginal's axes are in node order; put them in target order
-    order = sorted(keep)
-    marginal = np.transpose(marginal, [order.index(i) for i in keep])
-    total = restricted.sum()
-    return marginal / total if total > 0 else np.full(marginal.shape, np.nan)
-
-
-def brute_probability(bn: BayesianNetworkScenario, evidence: dict) -> float:
-    joint = enumerate_joint(bn)
-    index = tuple(bn.state_index(v, evidence[v]) if v in evidence else slice(None)
-                  for v in bn.nodes)
-    return float(joint[index].sum())
 
 
 # ----------------------------------------------------------------------------- strategies

@@ -356,10 +356,13 @@ def test_mqm_and_a_non_mqm_release_are_refused() -> None:
     module = _markov_quilt()
     fw = mqm_framework()
     a = module.MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1))
-    for other in (ExactLaplaceMechanism(epsilon=1.0), _baselines().EntryDPMechanism(1.0)):
-        b = other.calibrate(fw, Count(1))
-        with pytest.raises(CompositionError, match="Markov Quilt"):
-            PrivacyAccountant().record(a).record(b)
+    b = ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1))
+    with pytest.raises(CompositionError, match="Markov Quilt"):
+        PrivacyAccountant().record(a).record(b)
+    # entry DP is refused on its own under correlation: its ε is nominal (issue 9, defect 4)
+    entry = _baselines().EntryDPMechanism(epsilon=1.0).calibrate(fw, Count(1))
+    with pytest.raises(CompositionError, match="nominal"):
+        PrivacyAccountant().record(a).record(entry)
 
 
 def _baselines():

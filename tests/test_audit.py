@@ -6,6 +6,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import (
+    brute_epsilon,
+    brute_pmf,
+    framework_epsilon,
+    mqm_chain_sigma,
+    random_chain,
+    random_network,
+)
 
 from pufferfish_pgm.audit import AuditReport, audit, audit_releases
 from pufferfish_pgm.distributions import laplace_pair_epsilon
@@ -20,28 +28,6 @@ from pufferfish_pgm.query_distributions import query_distribution
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework, secret_pairs
 
-try:  # tests/ may or may not be a package
-    from tests.brute_force import (
-        brute_epsilon,
-        brute_pmf,
-        framework_epsilon,
-        mqm_chain_sigma,
-        random_chain,
-        random_network,
-    )
-except ImportError:  # pragma: no cover
-    from brute_force import (
-        brute_epsilon,
-        brute_pmf,
-        framework_epsilon,
-        mqm_chain_sigma,
-        random_chain,
-        random_network,
-    )
-
-settings.register_profile("audit", max_examples=25, deadline=None)
-settings.load_profile("audit")
-
 
 def _some_secret_impossible_everywhere(fw) -> bool:
     secrets = {s for p in fw.pairs for s in (p.first, p.second)}
@@ -54,6 +40,7 @@ def _some_secret_impossible_everywhere(fw) -> bool:
     return False
 
 
+@settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10**6), k=st.integers(2, 3), length=st.integers(1, 5),
        scale=st.floats(0.2, 6.0))
 def test_chain_audit_matches_brute_force(seed, k, length, scale):
@@ -71,6 +58,7 @@ def test_chain_audit_matches_brute_force(seed, k, length, scale):
     assert rep.epsilon == pytest.approx(want, rel=1e-9, abs=1e-12)
 
 
+@settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 5), scale=st.floats(0.3, 4.0))
 def test_network_audit_matches_brute_force(seed, n, scale):
     rng = np.random.default_rng(seed)
@@ -81,6 +69,7 @@ def test_network_audit_matches_brute_force(seed, n, scale):
     assert rep.epsilon == pytest.approx(want, rel=1e-9, abs=1e-12)
 
 
+@settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10**6), length=st.integers(1, 4), scale=st.floats(0.5, 4.0))
 def test_histogram_vector_audit_matches_brute_force(seed, length, scale):
     rng = np.random.default_rng(seed)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import random_network, realised_epsilon
 
 from pufferfish_pgm.errors import (
     ImpossibleSecretError,
@@ -20,11 +21,6 @@ from pufferfish_pgm.mechanisms.markov_quilt import MarkovQuiltMechanism
 from pufferfish_pgm.queries import Count, Histogram, LinearQuery
 from pufferfish_pgm.scenarios import MarkovChainScenario
 from pufferfish_pgm.secrets import Framework
-
-try:  # tests/ may or may not be a package
-    from tests.brute_force import random_network, realised_epsilon
-except ImportError:  # pragma: no cover
-    from brute_force import random_network, realised_epsilon
 
 STICKY = MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 6)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mqm_reference import naive_chain_sigmas
+from oracle import naive_chain_sigmas
 
 from pufferfish_pgm._chain_nodes import convergence, support_at
 from pufferfish_pgm.chain_quilts import NodeRanges, pair_groups, plan_chain

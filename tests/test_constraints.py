@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from oracle import joint_assignments
 
 from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError
 from pufferfish_pgm.mechanisms.constraints import (
@@ -15,11 +16,6 @@ from pufferfish_pgm.mechanisms.constraints import (
 )
 from pufferfish_pgm.queries import Count
 from pufferfish_pgm.query_distributions import query_distribution
-
-try:  # tests/ may or may not be a package
-    from tests.brute_force import joint_assignments
-except ImportError:  # pragma: no cover
-    from brute_force import joint_assignments
 
 
 def test_only_the_allowed_datasets_have_mass_and_uniform_prior_is_uniform():

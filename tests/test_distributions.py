@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.special import logsumexp
 
+from pufferfish_pgm._calibrate import exact_laplace_scale
 from pufferfish_pgm.distributions import (
     DiscreteDistribution,
     discrete_laplace_pair_epsilon,
-    exact_laplace_scale,
     kantorovich_delta_star,
     laplace_pair_epsilon,
     optimal_plan,

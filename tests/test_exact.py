@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import random_chain, random_network
 
+from pufferfish_pgm._calibrate import exact_laplace_scale
 from pufferfish_pgm.audit import audit
-from pufferfish_pgm.distributions import exact_laplace_scale
 from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError
 from pufferfish_pgm.mechanisms.exact import ExactLaplaceMechanism
 from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
@@ -16,14 +17,6 @@ from pufferfish_pgm.queries import Count, Histogram, LinearQuery
 from pufferfish_pgm.query_distributions import query_distribution
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework, secret_pairs
-
-try:  # tests/ may or may not be a package
-    from tests.brute_force import random_chain, random_network
-except ImportError:  # pragma: no cover
-    from brute_force import random_chain, random_network
-
-settings.register_profile("exact", max_examples=20, deadline=None)
-settings.load_profile("exact")
 
 
 def _check(fw, query, eps):
@@ -35,6 +28,7 @@ def _check(fw, query, eps):
     return cal
 
 
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), k=st.integers(2, 3), length=st.integers(2, 7),
        eps=st.sampled_from([0.3, 1.0, 2.5]))
 def test_chains_pass_own_audit_and_stay_below_wasserstein(seed, k, length, eps):
@@ -50,6 +44,7 @@ def test_chains_pass_own_audit_and_stay_below_wasserstein(seed, k, length, eps):
     assert cal.scale <= WassersteinMechanism(eps).calibrate(fw, query).scale
 
 
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 5))
 def test_networks_pass_own_audit(seed, n):
     rng = np.random.default_rng(seed)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import (
-    brute_conditional,
-    brute_probability,
     has_model,
     load_network,
     queries,
@@ -16,6 +14,7 @@ from conftest import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracle import brute_conditional, brute_probability
 
 import pufferfish_pgm as pp
 from pufferfish_pgm.errors import (

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import random_chain, random_network
 
 from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError
 from pufferfish_pgm.mechanisms.exact import ExactLaplaceMechanism
@@ -15,15 +16,8 @@ from pufferfish_pgm.queries import Count, Histogram, LinearQuery
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework
 
-try:  # tests/ may or may not be a package
-    from tests.brute_force import random_chain, random_network
-except ImportError:  # pragma: no cover
-    from brute_force import random_chain, random_network
 
-settings.register_profile("kant", max_examples=20, deadline=None)
-settings.load_profile("kant")
-
-
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), k=st.integers(2, 3), length=st.integers(2, 6),
        eps=st.sampled_from([0.5, 1.0, 3.0]))
 def test_plain_equals_wasserstein_and_relaxed_sits_between_exact_and_plain(seed, k, length,
@@ -43,6 +37,7 @@ def test_plain_equals_wasserstein_and_relaxed_sits_between_exact_and_plain(seed,
             assert cal.evidence["audit"].passes(eps)
 
 
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 5))
 def test_networks_relaxed_passes(seed, n):
     fw = Framework(random_network(np.random.default_rng(seed), n))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import random_network, realised_epsilon
 
 from pufferfish_pgm.errors import (
     ImpossibleSecretError,
@@ -30,11 +31,6 @@ from pufferfish_pgm.scenarios import (
     default_model_path,
 )
 from pufferfish_pgm.secrets import Framework, secret_pairs
-
-try:  # tests/ may or may not be a package
-    from tests.brute_force import random_network, realised_epsilon
-except ImportError:  # pragma: no cover
-    from brute_force import random_network, realised_epsilon
 
 TOLERANCE = 1e-9
 

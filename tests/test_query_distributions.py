@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import brute_pmf, random_chain, random_network
 
 from pufferfish_pgm._chain_counts import ChainCountTables
 from pufferfish_pgm._logpoly import log_convolve, log_laplace_density
@@ -34,14 +35,6 @@ from pufferfish_pgm.scenarios import (
     default_model_path,
 )
 
-try:  # tests/ may or may not be a package
-    from tests.brute_force import brute_pmf, random_chain, random_network
-except ImportError:  # pragma: no cover
-    from brute_force import brute_pmf, random_chain, random_network
-
-settings.register_profile("qd", max_examples=40, deadline=None)
-settings.load_profile("qd")
-
 
 def _as_dict(pmf: CountPmf) -> dict:
     return {(int(x),): float(p) for x, p in zip(pmf.support, pmf.probs, strict=True)}
@@ -57,6 +50,7 @@ def _weights(rng, k):
     return {s: int(w) for s, w in zip(range(k), rng.integers(-2, 3, k), strict=True)}
 
 
+@settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), k=st.integers(2, 3), length=st.integers(1, 6),
        n_evidence=st.integers(0, 2))
 def test_chain_matches_brute_force(seed, k, length, n_evidence):
@@ -76,6 +70,7 @@ def test_chain_matches_brute_force(seed, k, length, n_evidence):
     _close(_as_dict(query_log_pmf(bn, query, evidence)), want)
 
 
+@settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 5))
 def test_network_matches_brute_force(seed, n):
     rng = np.random.default_rng(seed)
@@ -98,6 +93,7 @@ def test_network_matches_brute_force(seed, n):
     _close(_as_dict(query_log_pmf(bn, query, evidence)), brute_pmf(bn, [w], evidence))
 
 
+@settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), length=st.integers(1, 5))
 def test_joint_histogram_matches_brute_force(seed, length):
     rng = np.random.default_rng(seed)

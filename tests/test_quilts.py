@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import random_network
 
 from pufferfish_pgm.chain_quilts import plan_chain
 from pufferfish_pgm.errors import ImpossibleSecretError, InvalidParameterError
@@ -27,11 +28,6 @@ from pufferfish_pgm.scenarios import (
     default_model_path,
 )
 from pufferfish_pgm.secrets import Framework, JointSecret, SecretPair, secret_pairs
-
-try:  # tests/ may or may not be a package
-    from tests.brute_force import random_network
-except ImportError:  # pragma: no cover
-    from brute_force import random_network
 
 
 @settings(max_examples=60, deadline=None)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import brute_pmf, random_chain, random_network
 
 from pufferfish_pgm.audit import audit
 from pufferfish_pgm.errors import InvalidParameterError
@@ -13,14 +14,6 @@ from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
 from pufferfish_pgm.queries import Count, Histogram
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework
-
-try:  # tests/ may or may not be a package
-    from tests.brute_force import brute_pmf, random_chain, random_network
-except ImportError:  # pragma: no cover
-    from brute_force import brute_pmf, random_chain, random_network
-
-settings.register_profile("wass", max_examples=20, deadline=None)
-settings.load_profile("wass")
 
 
 def _brute_w_inf(pmf_a: dict, pmf_b: dict) -> float:
@@ -38,6 +31,7 @@ def _brute_w_inf(pmf_a: dict, pmf_b: dict) -> float:
     return float(np.max(np.abs(quantiles(pmf_a, mids) - quantiles(pmf_b, mids))))
 
 
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), length=st.integers(2, 6))
 def test_distance_matches_brute_force_and_release_passes(seed, length):
     rng = np.random.default_rng(seed)
@@ -52,6 +46,7 @@ def test_distance_matches_brute_force_and_release_passes(seed, length):
     assert cal.evidence["audit"].passes(1.0)
 
 
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 5))
 def test_networks(seed, n):
     fw = Framework(random_network(np.random.default_rng(seed), n))

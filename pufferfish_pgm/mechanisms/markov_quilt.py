@@ -36,6 +36,7 @@ import numpy as np
 
 from .._checks import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
+from ..scenarios import as_class, stationary_distribution
 from .base import Calibration, Mechanism
 from .baselines import check_inputs
 
@@ -146,8 +147,6 @@ def chain_mixing(scenarios: Any) -> tuple[float, float]:
     >>> round(pi_min, 4), round(gap, 4)
     (0.3333, 0.3)
     """
-    from ..scenarios import as_class, stationary_distribution
-
     cls = as_class(scenarios)
     if cls.kind != "chain":
         raise InvalidParameterError("MQMApprox needs a class of Markov chains")
@@ -249,6 +248,13 @@ class MQMApproxMechanism(Mechanism):
         cls = check_inputs(framework, query)
         lipschitz = self.scale_for(query, cls, 1.0)
         pi_min, gap = chain_mixing(cls)
+        if pi_min <= 0.0:
+            chain = next(c for c in cls if stationary_distribution(c.transition).min() <= 0)
+            raise InvalidParameterError(
+                f"MQMApprox needs π_min > 0 (a stationary distribution that is positive on "
+                f"every state), but chain {chain.name!r} has transient states with stationary "
+                "probability 0; use MarkovQuiltMechanism (exact max-influence, no mixing "
+                "assumption, no π_min), instead")
         plan = mqm_approx_plan(pi_min, gap, self.epsilon, len(cls.nodes),
                                max_window=self.max_window)
         evidence = {"lipschitz": lipschitz, "pi_min": pi_min, "eigengap": gap,

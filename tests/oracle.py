@@ -1,32 +1,41 @@
-"""Independent brute-force reference for the tests: enumerate every joint assignment.
+"""The tests' one brute-force oracle: enumerate every joint assignment.
 
-This module deliberately shares no code with the package's engines (query distributions,
-auditor, planners): it uses only the scenario constructors and accessors (``nodes``,
-``states_of``, ``state_index``, ``transition``, ``initial``, ``tables``, ``marginal``,
-``power``) and the queries' ``weights`` / ``node_list``. Everything else is recomputed from
-scratch by listing every joint assignment, so it is slow but obviously right.
+Independence rule: this module shares no code with the package's engines (inference, query
+distributions, auditor, distances, planners, mechanisms). It uses only the scenario
+constructors and accessors (``MarkovChainScenario``, ``BayesianNetworkScenario``,
+``NetworkTables``, ``ScenarioClass``; ``nodes``, ``states_of``, ``state_index``,
+``transition``, ``initial``, ``initial_is_any``, ``length``, ``k``, ``tables``, ``marginal``,
+``power``), the frameworks' pairs (``pairs``, ``pairs_of``, ``secret_nodes``) and the queries'
+``weights`` / ``node_list``. Everything else is recomputed from scratch by listing every joint
+assignment, so it is slow but obviously right.
 
-* Enumeration: :func:`enumerate_joint` / :func:`joint_assignments` list the assignments of a
-  chain or a network with their probabilities; :func:`chain_variants` expands a chain with
-  ``initial="any"`` into fixed starts (every point mass, the uniform start and a few random
-  ones: a lower bound on the supremum over starts).
+* Enumeration: :func:`enumerate_joint` / :func:`joint_assignments` / :func:`joint_table` list
+  the assignments of a chain or a network with their probabilities; :func:`chain_variants`
+  expands a chain with ``initial="any"`` into fixed starts (every point mass, the uniform start
+  and a few random ones: a lower bound on the supremum over starts).
+* Conditionals: :func:`brute_conditional` and :func:`brute_probability`.
 * Query distributions: :func:`brute_pmf` sums the probabilities into the exact distribution of
   a (vector) query given evidence; queries are plain weight functions (node, state) -> number,
   and :func:`query_weight_fns` turns a package query into them.
-* Realised ε of F + Laplace(scale): the output density is p(w) = Σ_f μ(f) Π_d e^{-|w_d-f_d|/λ_d}
-  / 2λ_d. Along each axis the log-ratio of two such densities is monotone between consecutive
+* Realised ε of F + Laplace(scale) (:func:`brute_epsilon`): the output log density, up to the
+  normaliser that cancels, is ``log p(w) = logsumexp_i(log μ(x_i) − Σ_d |w_d − x_{i,d}|/λ_d)``,
+  every term computed directly (no recursion, no rescaling), so it is exact from λ = 1e-300 to
+  1e300. Along each axis the log-ratio of two such densities is monotone between consecutive
   support values and constant beyond the extremes, so the supremum of |log p_a(w)/p_b(w)| is
-  reached on the product grid of the support values of both distributions
-  (:func:`brute_epsilon`); :func:`framework_epsilon` and :func:`realised_epsilon` take the
-  maximum over the secret pairs and scenarios of a framework. Scale 0 (no noise) compares the
-  two distributions themselves.
+  reached on the product grid of the support values of both laws; ``midpoints=True`` adds the
+  midpoints between consecutive grid values as an independent check of that theorem. Scale 0
+  (no noise) compares μ_a and μ_b themselves (+inf where the supports differ).
+  :func:`framework_epsilon` and :func:`realised_epsilon` take the maximum over the secret pairs
+  and scenarios of a framework; :func:`noiseless_loss` is the scale-0 case.
 * Random models: :func:`random_chain` and :func:`random_network` (optionally with zeros).
-* :func:`mqm_chain_sigma`: MQMExact's σ_max for chains, from DESIGN §3.3 without pruning.
+* Naive MQM for chains (DESIGN §3.3, no pruning): :func:`naive_chain_sigmas` (σ_i and the
+  influence of every secret node) and :func:`mqm_chain_sigma` (σ_max of a class).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -34,9 +43,30 @@ from scipy.special import logsumexp
 
 from pufferfish_pgm._pgmpy import NetworkTables
 from pufferfish_pgm.queries import Histogram
-from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario
+from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
+from pufferfish_pgm.secrets import Framework
 
 WeightFn = Callable[[object, object], float]
+
+__all__ = [
+    "brute_conditional",
+    "brute_epsilon",
+    "brute_pmf",
+    "brute_probability",
+    "chain_variants",
+    "enumerate_joint",
+    "framework_epsilon",
+    "joint_assignments",
+    "joint_table",
+    "mqm_chain_sigma",
+    "naive_chain_sigmas",
+    "noiseless_loss",
+    "query_weight_fns",
+    "random_chain",
+    "random_network",
+    "realised_epsilon",
+    "scenario_variants",
+]
 
 
 # --------------------------------------------------------------------------- enumeration
@@ -52,7 +82,8 @@ def chain_variants(chain: MarkovChainScenario, seed: int = 0) -> list[MarkovChai
         return [chain]
     k, rng = chain.k, np.random.default_rng(seed)
     starts = [*np.eye(k), np.ones(k) / k, *rng.dirichlet(np.ones(k) * 0.3, size=3)]
-    return [MarkovChainScenario(chain.transition, q, chain.length) for q in starts]
+    return [MarkovChainScenario(chain.transition, q, chain.length, chain.states)
+            for q in starts]
 
 
 def scenario_variants(scenario) -> list:
@@ -65,7 +96,8 @@ def scenario_variants(scenario) -> list:
 def enumerate_joint(scenario) -> tuple[np.ndarray, np.ndarray]:
     """Every assignment as state indices, shape (N, n_nodes) in ``scenario.nodes`` order, and P.
 
-    Chains need a fixed start: expand ``initial="any"`` with :func:`chain_variants` first.
+    P is the chain rule, term by term (initial × transitions, or the product of the CPT
+    entries). Chains need a fixed start: expand ``initial="any"`` with :func:`chain_variants`.
     """
     nodes = list(scenario.nodes)
     sizes = [len(scenario.states_of(v)) for v in nodes]
@@ -73,7 +105,7 @@ def enumerate_joint(scenario) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(scenario, MarkovChainScenario):
         if scenario.initial_is_any:
             raise ValueError("a chain with initial='any' has no joint; use chain_variants()")
-        p = scenario.initial[xs[:, 0]].copy()
+        p = np.asarray(scenario.initial, dtype=float)[xs[:, 0]].copy()
         for t in range(1, len(nodes)):
             p *= scenario.transition[xs[:, t - 1], xs[:, t]]
         return xs, p
@@ -90,6 +122,40 @@ def joint_assignments(scenario) -> Iterator[tuple[tuple[int, ...], float]]:
     xs, p = enumerate_joint(scenario)
     for row, prob in zip(xs.tolist(), p.tolist(), strict=True):
         yield tuple(row), prob
+
+
+def joint_table(scenario) -> np.ndarray:
+    """The full joint P(X_1, ..., X_n) as an array, axes in ``scenario.nodes`` order."""
+    xs, p = enumerate_joint(scenario)
+    table = np.zeros([len(scenario.states_of(v)) for v in scenario.nodes])
+    table[tuple(xs.T)] = p
+    return table
+
+
+def _evidence_mask(scenario, xs: np.ndarray, evidence) -> np.ndarray:
+    """Which assignments agree with ``evidence`` (dict node -> state)."""
+    col = {v: c for c, v in enumerate(scenario.nodes)}
+    mask = np.ones(len(xs), dtype=bool)
+    for node, state in (evidence or {}).items():
+        mask &= xs[:, col[node]] == scenario.state_index(node, state)
+    return mask
+
+
+def brute_probability(scenario, evidence: dict) -> float:
+    """P(evidence) by summing the enumerated joint."""
+    xs, p = enumerate_joint(scenario)
+    return float(p[_evidence_mask(scenario, xs, evidence)].sum())
+
+
+def brute_conditional(scenario, targets: list, evidence: dict) -> np.ndarray:
+    """P(targets | evidence), axes in ``targets`` order; NaN everywhere if P(evidence) = 0."""
+    xs, p = enumerate_joint(scenario)
+    col = {v: c for c, v in enumerate(scenario.nodes)}
+    keep = _evidence_mask(scenario, xs, evidence)
+    out = np.zeros([len(scenario.states_of(t)) for t in targets])
+    np.add.at(out, tuple(xs[keep][:, col[t]] for t in targets), p[keep])
+    total = p[keep].sum()
+    return out / total if total > 0 else np.full(out.shape, np.nan)
 
 
 # --------------------------------------------------------------------- query distributions
@@ -118,15 +184,6 @@ def _values(scenario, xs: np.ndarray, weight_fns) -> np.ndarray:
             total = total + table[xs[:, c]]
         columns.append(np.broadcast_to(total, (len(xs),)))
     return np.stack(columns, axis=1)
-
-
-def _evidence_mask(scenario, xs: np.ndarray, evidence) -> np.ndarray:
-    """Which assignments agree with ``evidence`` (dict node -> state)."""
-    col = {v: c for c, v in enumerate(scenario.nodes)}
-    mask = np.ones(len(xs), dtype=bool)
-    for node, state in (evidence or {}).items():
-        mask &= xs[:, col[node]] == scenario.state_index(node, state)
-    return mask
 
 
 def _pmf(values: np.ndarray, p: np.ndarray, mask: np.ndarray) -> dict:
@@ -158,7 +215,11 @@ def _points(pmf: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _log_density(pmf: dict, grid: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """log Σ_f μ(f) Π_d e^{-|w_d - f_d|/λ_d} at each grid point (normalisers cancel)."""
+    """log Σ_i μ(x_i) Π_d e^{-|w_d - x_{i,d}|/λ_d} at each grid point (normalisers cancel).
+
+    Each exponent log μ(x_i) − Σ_d |w_d − x_{i,d}|/λ_d is formed directly and summed by
+    scipy's logsumexp: nothing underflows before the log, at any scale.
+    """
     pts, mass = _points(pmf)
     dist = (np.abs(grid[:, None, :] - pts[None, :, :]) / scales).sum(axis=2)
     return logsumexp(np.log(mass)[None, :] - dist, axis=1)
@@ -172,12 +233,21 @@ def _pmf_epsilon(pmf_a: dict, pmf_b: dict) -> float:
                    for f in keys)
 
 
-def brute_epsilon(pmf_a: dict, pmf_b: dict, scales, extra=()) -> float:
+def _axis_values(values: np.ndarray, midpoints: bool) -> np.ndarray:
+    values = np.unique(values)
+    if midpoints and len(values) > 1:
+        values = np.unique(np.concatenate([values, (values[1:] + values[:-1]) / 2]))
+    return values
+
+
+def brute_epsilon(pmf_a: dict, pmf_b: dict, scales, extra=(), *,
+                  midpoints: bool = False) -> float:
     """Realised ε of F + Laplace: max |log p_a(w)/p_b(w)| over the product grid of supports.
 
     ``pmf_a`` and ``pmf_b`` are non-empty dicts value tuple -> mass (as from :func:`brute_pmf`);
     ``scales`` is one Laplace scale or one per coordinate (all 0: no noise); ``extra`` output
-    points are added to the grid.
+    points are added to the grid; ``midpoints`` adds the midpoints between consecutive grid
+    values on every axis (the supremum must not grow: an independent check).
     """
     pts_a, pts_b = _points(pmf_a)[0], _points(pmf_b)[0]
     scales = np.broadcast_to(np.asarray(scales, dtype=float), (pts_a.shape[1],))
@@ -187,13 +257,16 @@ def brute_epsilon(pmf_a: dict, pmf_b: dict, scales, extra=()) -> float:
         raise ValueError("scales must be all positive or all zero")
     extra = np.asarray(list(extra), dtype=float).reshape(-1, pts_a.shape[1])
     pts = np.concatenate([pts_a, pts_b, extra])
-    axes = [np.unique(pts[:, d]) for d in range(pts.shape[1])]
+    axes = [_axis_values(pts[:, d], midpoints) for d in range(pts.shape[1])]
     grid = np.array(list(itertools.product(*axes)), dtype=float)
-    return float(np.max(np.abs(_log_density(pmf_a, grid, scales)
-                               - _log_density(pmf_b, grid, scales))))
+    la, lb = _log_density(pmf_a, grid, scales), _log_density(pmf_b, grid, scales)
+    # Both -inf only far from every support point at a scale where every term underflows
+    # (midpoints at λ ~ 1e-308): the ratio is unknown there, and such points are not needed.
+    known = np.isfinite(la) | np.isfinite(lb)
+    return float(np.max(np.abs(la[known] - lb[known])))
 
 
-def framework_epsilon(framework, weight_fns, scales) -> float:
+def framework_epsilon(framework, weight_fns, scales, *, midpoints: bool = False) -> float:
     """max over scenarios (every start of "any" chains) and secret pairs of the realised ε.
 
     A pair with a secret of probability 0 under a scenario constrains nothing there.
@@ -207,13 +280,19 @@ def framework_epsilon(framework, weight_fns, scales) -> float:
                 pmfs = [_pmf(values, p, _evidence_mask(theta, xs, secret.evidence))
                         for secret in (pair.first, pair.second)]
                 if all(pmfs):
-                    worst = max(worst, brute_epsilon(*pmfs, scales))
+                    worst = max(worst, brute_epsilon(*pmfs, scales, midpoints=midpoints))
     return worst
 
 
-def realised_epsilon(framework, query, scale: float) -> float:
+def realised_epsilon(framework, query, scale: float, *, midpoints: bool = False) -> float:
     """Realised ε of ``query`` + Laplace(``scale``) per coordinate under ``framework``."""
-    return framework_epsilon(framework, query_weight_fns(framework.scenarios, query), scale)
+    return framework_epsilon(framework, query_weight_fns(framework.scenarios, query), scale,
+                             midpoints=midpoints)
+
+
+def noiseless_loss(framework, query) -> float:
+    """The realised ε of releasing ``query`` itself (scale 0; +inf where supports differ)."""
+    return realised_epsilon(framework, query, 0.0)
 
 
 # ------------------------------------------------------------------------- random models
@@ -278,52 +357,89 @@ def random_network(rng: np.random.Generator, n: int, max_states: int = 3, *,
     return BayesianNetworkScenario(tables, name="random")
 
 
-# ---------------------------------------------------------------------- MQM σ for chains
+# --------------------------------------------------------------- naive MQM for chains (§3.3)
+
+
+def _log_ratio(num: float, den: float) -> float:
+    """log num/den with the conventions of DESIGN §3.1 (0/x = -inf, x/0 = +inf, never NaN)."""
+    if num <= 0:
+        return -math.inf
+    if den <= 0:
+        return math.inf
+    return math.log(num) - math.log(den)
+
+
+class _ChainPowers:
+    """Powers P^n and (fixed start) marginals q_t of one chain, by plain repeated products."""
+
+    def __init__(self, chain) -> None:
+        self.chain, self.powers = chain, [np.eye(chain.k)]
+        for _ in range(chain.length):
+            self.powers.append(self.powers[-1] @ chain.transition)
+        if not chain.initial_is_any:
+            self.q = [np.asarray(chain.initial, dtype=float) @ m for m in self.powers]
+
+
+def _quilt_terms(cache, i: int, a: int | None, b: int | None, s: int, s2: int) -> float | None:
+    """U_a(s, s2) + D_b(s, s2) for one chain, or None when a secret is impossible at X_i.
+
+    With ``initial="any"`` the prior term log q_i(s2)/q_i(s) is replaced by its worst case
+    max_z log P^i[z, s2] / P^i[z, s].
+    """
+    chain, k, mp = cache.chain, cache.chain.k, cache.powers.__getitem__
+    if chain.initial_is_any:
+        pi_pow = mp(i)
+        if not (pi_pow[:, s] > 0).any() or not (pi_pow[:, s2] > 0).any():
+            return None
+        prior = max(_log_ratio(pi_pow[z, s2], pi_pow[z, s]) for z in range(k))
+        left_support = (mp(i - a) > 0).any(axis=0) if a else None
+    else:
+        qs = cache.q
+        if qs[i][s] <= 0 or qs[i][s2] <= 0:
+            return None
+        prior = _log_ratio(qs[i][s2], qs[i][s])
+        left_support = qs[i - a] > 0 if a else None
+    total = 0.0
+    if a:
+        pa = mp(a)
+        total += max(_log_ratio(pa[x, s], pa[x, s2]) for x in range(k) if left_support[x])
+        total += prior
+    if b:
+        pb = mp(b)
+        total += max(_log_ratio(pb[s, y], pb[s2, y]) for y in range(k))
+    return total
+
+
+def naive_chain_sigmas(framework, epsilon: float, query_nodes=None) -> dict:
+    """node -> (σ_i, influence) for L = 1, by exhaustive search over every quilt (a, b).
+
+    DESIGN §3.3 written as directly as possible: for every secret node i, every left distance
+    a (or none) and every right distance b (or none), e(a, b) = max over θ and ordered pairs of
+    U_a + D_b, and σ = card(X_N ∩ query nodes) / (ε − e); the trivial quilt gives
+    |query nodes| / ε. O(T^3) quilts, no pruning.
+    """
+    cls = framework.scenarios
+    length = cls.members[0].length
+    in_query = set(range(length) if query_nodes is None else query_nodes)
+    out, caches = {}, [_ChainPowers(m) for m in cls]
+    for i in framework.secret_nodes:
+        pairs = set()
+        for pr in framework.pairs_of(i):
+            s, s2 = cls.state_index(i, pr.first.state), cls.state_index(i, pr.second.state)
+            pairs |= {(s, s2), (s2, s)}
+        best = (len(in_query) / epsilon, 0.0)
+        for a, b in itertools.product([None, *range(1, i + 1)], [None, *range(1, length - i)]):
+            values = [_quilt_terms(c, i, a, b, s, s2) for c in caches for s, s2 in pairs]
+            e = max([0.0] + [v for v in values if v is not None])
+            lo, hi = (i - a + 1 if a else 0), (i + b - 1 if b else length - 1)
+            card = sum(1 for v in range(lo, hi + 1) if v in in_query)
+            if e < epsilon and card / (epsilon - e) < best[0]:
+                best = (card / (epsilon - e), e)
+        out[i] = best
+    return out
 
 
 def mqm_chain_sigma(chains, epsilon: float) -> float:
-    """MQMExact σ_max (L = 1) for a class of chains with fixed starts, straight from DESIGN §3.3.
-
-    Every quilt (a, b) of every node is tried; no pruning, so it is slow but simple.
-    """
-    length = chains[0].length
-    best_all = 0.0
-    for i in range(length):
-        best = length / epsilon
-        for a in [None, *range(1, i + 1)]:
-            for b in [None, *range(1, length - i)]:
-                e = max(_quilt_influence(mc, i, a, b) for mc in chains)
-                if e < epsilon:
-                    card = (a if a else i + 1) + (b if b else length - i) - 1
-                    best = min(best, card / (epsilon - e))
-        best_all = max(best_all, best)
-    return best_all
-
-
-def _quilt_influence(mc, i: int, a: int | None, b: int | None) -> float:
-    """max over ordered state pairs (s, t) possible at X_i of U_a(s, t) + D_b(s, t)."""
-    qi = mc.marginal(i)
-    worst = 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for s, t in itertools.permutations(range(mc.k), 2):
-            if qi[s] > 0 and qi[t] > 0:
-                worst = max(worst, _up(mc, i, a, s, t) + _down(mc, b, s, t))
-    return worst
-
-
-def _down(mc, b: int | None, s: int, t: int) -> float:
-    """D_b: max over X_{i+b} of log P(x | X_i = s) / P(x | X_i = t) (0 without a right end)."""
-    if not b:
-        return 0.0
-    pb = mc.power(b)
-    return float(np.max(np.where(pb[s] > 0, np.log(pb[s]) - np.log(pb[t]), -np.inf)))
-
-
-def _up(mc, i: int, a: int | None, s: int, t: int) -> float:
-    """U_a: max over possible X_{i-a} of log P(X_i = s | x) / P(X_i = t | x) - log q_i(s)/q_i(t)."""
-    if not a:
-        return 0.0
-    pa = mc.power(a)
-    ok = mc.marginal(i - a) > 0
-    ratio = np.where(pa[ok, s] > 0, np.log(pa[ok, s]) - np.log(pa[ok, t]), -np.inf)
-    return float(np.max(ratio)) + np.log(mc.marginal(i)[t]) - np.log(mc.marginal(i)[s])
+    """MQMExact σ_max (L = 1) for a class of chains, every pair of every node protected."""
+    framework = Framework(ScenarioClass(list(chains)))
+    return max(sigma for sigma, _ in naive_chain_sigmas(framework, epsilon).values())
