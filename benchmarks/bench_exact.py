@@ -14,9 +14,9 @@ import time
 
 import numpy as np
 
-from pufferfish_pgm._secret_batch import build_groups
-from pufferfish_pgm.audit import report_from_groups
 from pufferfish_pgm.mechanisms.exact import ExactLaplaceMechanism
+from pufferfish_pgm.privacy_loss._audit import report_from_groups
+from pufferfish_pgm.privacy_loss._pair_rows import build_groups
 from pufferfish_pgm.queries import Count
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework, compile_secrets
@@ -55,7 +55,7 @@ def main() -> None:
           "", False)
     fw3 = make_framework(args.length, args.states, args.scenarios)
     start = time.perf_counter()
-    cal = ExactLaplaceMechanism(args.epsilon).calibrate(fw3, query)
+    cal = ExactLaplaceMechanism(epsilon=args.epsilon).calibrate(fw3, query)
     total = time.perf_counter() - start
     ev = cal.evidence
     print(f"ExactLaplaceMechanism.calibrate: {total:.2f} s (target < 60 s)")

@@ -18,10 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pufferfish_pgm.chain_quilts import plan_chain
 from pufferfish_pgm.mechanisms.markov_quilt import MarkovQuiltMechanism
 from pufferfish_pgm.queries import Count
-from pufferfish_pgm.quilts import plan_network
+from pufferfish_pgm.quilts import plan_chain, plan_network
 from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework, secret_pairs
 

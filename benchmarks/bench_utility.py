@@ -15,7 +15,6 @@ import time
 
 import numpy as np
 
-from pufferfish_pgm.audit import audit
 from pufferfish_pgm.mechanisms.exact import ExactLaplaceMechanism
 from pufferfish_pgm.mechanisms.kantorovich import KantorovichMechanism
 from pufferfish_pgm.mechanisms.markov_quilt import (
@@ -24,6 +23,7 @@ from pufferfish_pgm.mechanisms.markov_quilt import (
     mqm_approx_scale,
 )
 from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
+from pufferfish_pgm.privacy_loss import audit
 from pufferfish_pgm.queries import Count
 from pufferfish_pgm.scenarios import MarkovChainScenario
 from pufferfish_pgm.secrets import Framework
@@ -40,13 +40,13 @@ def scales_for(p01: float, p11: float, length: int, eps: float) -> dict:
     pi_min, gap = chain_mixing(chain)
     out = {
         "GroupDP": length / eps,
-        "MQMExact": MarkovQuiltMechanism(eps).calibrate(fw, query).scale,
+        "MQMExact": MarkovQuiltMechanism(epsilon=eps).calibrate(fw, query).scale,
         "MQMApprox": mqm_approx_scale(pi_min=pi_min, eigengap=gap, epsilon=eps,
                                       length=length),
-        "Wasserstein": WassersteinMechanism(eps).calibrate(fw, query).scale,
-        "Kantorovich": KantorovichMechanism(eps).calibrate(fw, query).scale,
-        "KantRelaxed": KantorovichMechanism(eps, relaxed=True).calibrate(fw, query).scale,
-        "Exact": ExactLaplaceMechanism(eps).calibrate(fw, query).scale,
+        "Wasserstein": WassersteinMechanism(epsilon=eps).calibrate(fw, query).scale,
+        "Kantorovich": KantorovichMechanism(epsilon=eps).calibrate(fw, query).scale,
+        "KantRelaxed": KantorovichMechanism(epsilon=eps, relaxed=True).calibrate(fw, query).scale,
+        "Exact": ExactLaplaceMechanism(epsilon=eps).calibrate(fw, query).scale,
     }
     for name, scale in out.items():
         realised = audit(fw, query, scale).epsilon

@@ -11,7 +11,7 @@ Run: ``python examples/deterministic_constraints.py``
 
 from __future__ import annotations
 
-from pufferfish_pgm.mechanisms.constraints import constraint_leakage
+from pufferfish_pgm.demos.constraints import constraint_leakage
 
 
 def main(n: int = 10, epsilon: float = 1.0) -> object:

@@ -11,7 +11,7 @@ Run: ``python examples/existing_bn.py``
 from __future__ import annotations
 
 import pufferfish_pgm as pp
-from pufferfish_pgm.scenarios import default_model_path
+from pufferfish_pgm.scenarios._scenarios import default_model_path
 
 SECRETS = ["HYPOVOLEMIA", "LVFAILURE", "ANAPHYLAXIS"]
 READINGS = ["HR", "BP", "CO", "CVP", "PCWP", "HRBP", "HREKG", "HRSAT"]

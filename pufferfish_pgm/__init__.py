@@ -13,49 +13,54 @@ True
 True
 """
 
-from . import noise
 from .accountant import PrivacyAccountant, joint_audit
-from .audit import AuditReport, audit, audit_releases
-from .blowfish import BlowfishLaplaceMechanism, policy_sensitivity
 from .errors import (
-                     CompositionError,
-                     ImpossibleSecretError,
-                     InvalidDataError,
-                     InvalidModelError,
-                     InvalidParameterError,
-                     LimitExceededError,
-                     ModelFileError,
-                     ModelFileNotFoundError,
-                     ParameterTypeError,
-                     PufferfishError,
-                     ScenarioClassError,
-                     UnknownNodeError,
-                     UnknownStateError,
+    CompositionError,
+    ImpossibleSecretError,
+    InvalidDataError,
+    InvalidModelError,
+    InvalidParameterError,
+    LimitExceededError,
+    ModelFileError,
+    ModelFileNotFoundError,
+    ParameterTypeError,
+    PufferfishError,
+    ScenarioClassError,
+    UnknownNodeError,
+    UnknownStateError,
 )
 from .inference import conditional, secret_probability
-from .influence import max_influence
 from .mechanisms import multiuser
-from .mechanisms.base import Calibration, Mechanism, PlanEntry, Release
+from .mechanisms._release import Release
+from .mechanisms.base import Calibration, Mechanism
 from .mechanisms.baselines import EntryDPMechanism, GroupDPMechanism
+from .mechanisms.blowfish import BlowfishLaplaceMechanism, policy_sensitivity
 from .mechanisms.continuous import ContinuousSumMechanism
 from .mechanisms.exact import ExactLaplaceMechanism
 from .mechanisms.geo import PlanarLaplaceMechanism
 from .mechanisms.kantorovich import KantorovichMechanism
 from .mechanisms.markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
 from .mechanisms.wasserstein import WassersteinMechanism
-from .model_files import load_scenarios, save_chain_class
+from .privacy_loss import AuditReport, audit, audit_releases
 from .queries import Count, Histogram, LinearQuery
-from .scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
+from .quilts import PlanEntry, max_influence
+from .scenarios import (
+    BayesianNetworkScenario,
+    MarkovChainScenario,
+    ScenarioClass,
+    load_scenarios,
+    save_chain_class,
+)
 from .secrets import (
-                     Framework,
-                     JointSecret,
-                     NodeSecret,
-                     SecretPair,
-                     compile_secrets,
-                     complete_graph,
-                     distance_threshold_graph,
-                     partition_graph,
-                     secret_pairs,
+    Framework,
+    JointSecret,
+    NodeSecret,
+    SecretPair,
+    compile_secrets,
+    complete_graph,
+    distance_threshold_graph,
+    partition_graph,
+    secret_pairs,
 )
 
 __all__ = [

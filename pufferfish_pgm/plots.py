@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InvalidParameterError
+from .mechanisms._registry import MECHANISM_ORDER, mechanism
 
 __all__ = ["plot_privacy_loss", "plot_quilt", "plot_scale_vs_epsilon"]
 
@@ -47,7 +48,6 @@ def plot_scale_vs_epsilon(framework: Any, query: Any, path: str | Path,
                           epsilons: Sequence[float] | None = None,
                           mechanisms: Sequence[str] | None = None) -> Path:
     """Laplace scale of each mechanism against ε (log-log)."""
-    from ._commands import MECHANISM_ORDER, mechanism
 
     plt = _pyplot()
     eps = np.geomspace(0.1, 5, 9) if epsilons is None else np.asarray(epsilons, dtype=float)

@@ -41,9 +41,9 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from scipy.special import logsumexp
 
-from pufferfish_pgm._pgmpy import NetworkTables
 from pufferfish_pgm.queries import Histogram
 from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
+from pufferfish_pgm.scenarios._pgmpy import NetworkTables
 from pufferfish_pgm.secrets import Framework
 
 WeightFn = Callable[[object, object], float]

@@ -15,16 +15,14 @@ from oracle import (
     random_network,
 )
 
-from pufferfish_pgm.audit import AuditReport, audit, audit_releases
-from pufferfish_pgm.distributions import laplace_pair_epsilon
 from pufferfish_pgm.errors import (
     ImpossibleSecretError,
     InvalidParameterError,
     LimitExceededError,
     ParameterTypeError,
 )
-from pufferfish_pgm.queries import Count, Histogram, LinearQuery
-from pufferfish_pgm.query_distributions import query_distribution
+from pufferfish_pgm.privacy_loss import AuditReport, audit, audit_releases, laplace_pair_epsilon
+from pufferfish_pgm.queries import Count, Histogram, LinearQuery, query_distribution
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework, secret_pairs
 

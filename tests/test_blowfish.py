@@ -7,25 +7,25 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from pufferfish_pgm._pgmpy import NetworkTables
-from pufferfish_pgm.audit import audit
-from pufferfish_pgm.blowfish import (
-    BlowfishLaplaceMechanism,
-    dependence_reason,
-    independent_records,
-    policy_edges,
-    policy_sensitivity,
-)
 from pufferfish_pgm.errors import (
     InvalidParameterError,
     ParameterTypeError,
     UnknownNodeError,
     UnknownStateError,
 )
+from pufferfish_pgm.mechanisms.blowfish import (
+    BlowfishLaplaceMechanism,
+    dependence_reason,
+    independent_records,
+    policy_edges,
+    policy_sensitivity,
+)
 from pufferfish_pgm.mechanisms.exact import ExactLaplaceMechanism
 from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
+from pufferfish_pgm.privacy_loss import audit
 from pufferfish_pgm.queries import Count, Histogram, LinearQuery
 from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
+from pufferfish_pgm.scenarios._pgmpy import NetworkTables
 from pufferfish_pgm.secrets import (
     Framework,
     JointSecret,
@@ -94,14 +94,15 @@ def test_unknown_states_and_nodes_are_named() -> None:
     with pytest.raises(UnknownStateError, match="measles"):
         policy_sensitivity(Count("flu"), partition_graph([["flu", "measles"]]), IID)
     with pytest.raises(UnknownStateError, match="measles"):
-        BlowfishLaplaceMechanism(1.0, partition_graph([["flu", "measles"]])).calibrate(
+        BlowfishLaplaceMechanism(epsilon=1.0,
+                                 graph=partition_graph([["flu", "measles"]])).calibrate(
             Framework(IID), Count("flu"))
     with pytest.raises(UnknownNodeError):
         policy_sensitivity(Count("flu"), {99: PARTITION}, IID)
     with pytest.raises(ParameterTypeError):
         policy_sensitivity(Count("flu"), [("flu", "cold")], IID)
     with pytest.raises(ParameterTypeError):
-        BlowfishLaplaceMechanism(1.0, {0: "flu-cold"})
+        BlowfishLaplaceMechanism(epsilon=1.0, graph={0: "flu-cold"})
 
 # ---------------------------------------------------------------- independence check
 
@@ -126,14 +127,14 @@ def policy_framework(scenarios, policy=PARTITION) -> Framework:
                                         (float("nan"), InvalidParameterError)])
 def test_epsilon_is_validated(bad, error) -> None:
     with pytest.raises(error):
-        BlowfishLaplaceMechanism(bad, PARTITION)
+        BlowfishLaplaceMechanism(epsilon=bad, graph=PARTITION)
 
 
 def test_calibration_scale_evidence_and_audit() -> None:
     fw = policy_framework(IID)
     for query, eps, delta in [(Count("flu"), 0.5, 1.0), (Histogram(), 2.0, 2.0),
                               (LinearQuery({"flu": 3, "cold": -2, "cancer": 7}), 1.0, 5.0)]:
-        cal = BlowfishLaplaceMechanism(eps, PARTITION).calibrate(fw, query)
+        cal = BlowfishLaplaceMechanism(epsilon=eps, graph=PARTITION).calibrate(fw, query)
         assert cal.scale == delta / eps and cal.evidence["sensitivity"] == delta
         assert cal.evidence["edges"] == (("flu", "cold"),)
         assert cal.mechanism == "BlowfishLaplace" and cal.epsilon == eps
@@ -143,22 +144,22 @@ def test_calibration_scale_evidence_and_audit() -> None:
 
 def test_complete_policy_is_bounded_dp_and_audits() -> None:
     fw = Framework(IID)
-    cal = BlowfishLaplaceMechanism(0.7).calibrate(fw, LinearQuery({"flu": 3, "cancer": -1}))
+    cal = BlowfishLaplaceMechanism(epsilon=0.7).calibrate(fw, LinearQuery({"flu": 3, "cancer": -1}))
     assert cal.scale == pytest.approx(4 / 0.7)
     assert audit(fw, cal.query, cal.scale).epsilon <= 0.7 * (1 + 1e-9)
     independent_bn = network(edges=False)
-    cal = BlowfishLaplaceMechanism(1.0).calibrate(Framework(independent_bn), Count("y"))
+    cal = BlowfishLaplaceMechanism(epsilon=1.0).calibrate(Framework(independent_bn), Count("y"))
     assert cal.scale == 1.0
     assert audit(Framework(independent_bn), Count("y"), 1.0).epsilon <= 1.0 + 1e-9
 
 
 def test_zero_sensitivity_releases_the_exact_answer() -> None:
     fw = policy_framework(IID)
-    cal = BlowfishLaplaceMechanism(1.0, PARTITION).calibrate(fw, Count("cancer"))
+    cal = BlowfishLaplaceMechanism(epsilon=1.0, graph=PARTITION).calibrate(fw, Count("cancer"))
     assert cal.scale == 0.0
     data = ["cancer", "flu", "cancer", "healthy", "cold", "cancer"]
     assert cal.release(data).value == 3
-    noisy = BlowfishLaplaceMechanism(1.0, PARTITION).calibrate(fw, Count("flu"))
+    noisy = BlowfishLaplaceMechanism(epsilon=1.0, graph=PARTITION).calibrate(fw, Count("flu"))
     out = noisy.release([data, data], rng=np.random.default_rng(3))
     assert out.value.shape == (2,) and out.scale == 1.0
     assert isinstance(noisy.release(data, rng=np.random.default_rng(3), per_user=False).value,
@@ -170,19 +171,21 @@ def test_correlated_scenarios_are_refused_with_advice() -> None:
         states = scen.states_of(scen.nodes[0])
         policy = partition_graph([states[:2], states[2:]])
         with pytest.raises(InvalidParameterError, match="MarkovQuiltMechanism") as err:
-            BlowfishLaplaceMechanism(1.0, policy).calibrate(policy_framework(scen, policy),
-                                                            Count(states[0]))
+            BlowfishLaplaceMechanism(epsilon=1.0, graph=policy).calibrate(
+                policy_framework(scen, policy), Count(states[0]))
         assert "secret_pairs" in str(err.value)
 
 
 def test_framework_must_protect_only_policy_edges() -> None:
     with pytest.raises(InvalidParameterError, match="not an edge"):
-        BlowfishLaplaceMechanism(1.0, PARTITION).calibrate(Framework(IID), Count("flu"))
+        BlowfishLaplaceMechanism(epsilon=1.0, graph=PARTITION).calibrate(Framework(IID),
+                                                                         Count("flu"))
     joint = SecretPair(JointSecret({0: "flu", 1: "flu"}), JointSecret({0: "cold", 1: "cold"}))
     with pytest.raises(InvalidParameterError, match="several nodes"):
-        BlowfishLaplaceMechanism(1.0, PARTITION).calibrate(Framework(IID, [joint]), Count("flu"))
+        BlowfishLaplaceMechanism(epsilon=1.0, graph=PARTITION).calibrate(
+            Framework(IID, [joint]), Count("flu"))
     with pytest.raises(ParameterTypeError):
-        BlowfishLaplaceMechanism(1.0, PARTITION).calibrate(IID, Count("flu"))
+        BlowfishLaplaceMechanism(epsilon=1.0, graph=PARTITION).calibrate(IID, Count("flu"))
 
 # ---------------------------------------------------------------- wire-through: policies as pairs
 

@@ -8,10 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import naive_chain_sigmas
 
-from pufferfish_pgm._chain_nodes import convergence, support_at
-from pufferfish_pgm.chain_quilts import NodeRanges, pair_groups, plan_chain
 from pufferfish_pgm.errors import ImpossibleSecretError, InvalidModelError
 from pufferfish_pgm.queries import Count, Histogram
+from pufferfish_pgm.quilts import pair_groups, plan_chain
+from pufferfish_pgm.quilts._chain_nodes import convergence, support_at
+from pufferfish_pgm.quilts._plan import NodeRanges
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework, secret_pairs
 

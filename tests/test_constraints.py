@@ -8,14 +8,9 @@ import numpy as np
 import pytest
 from oracle import joint_assignments
 
+from pufferfish_pgm.demos.constraints import constraint_leakage, exam_prior_class, exam_scenario
 from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError
-from pufferfish_pgm.mechanisms.constraints import (
-    constraint_leakage,
-    exam_prior_class,
-    exam_scenario,
-)
-from pufferfish_pgm.queries import Count
-from pufferfish_pgm.query_distributions import query_distribution
+from pufferfish_pgm.queries import Count, query_distribution
 
 
 def test_only_the_allowed_datasets_have_mass_and_uniform_prior_is_uniform():

@@ -10,12 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.special import logsumexp
 
-from pufferfish_pgm._calibrate import exact_laplace_scale
 from pufferfish_pgm.distributions import (
     DiscreteDistribution,
-    discrete_laplace_pair_epsilon,
     kantorovich_delta_star,
-    laplace_pair_epsilon,
     optimal_plan,
     relaxed_kantorovich_scale,
     w_infinity,
@@ -25,6 +22,11 @@ from pufferfish_pgm.errors import (
     InvalidParameterError,
     ParameterTypeError,
     PufferfishError,
+)
+from pufferfish_pgm.privacy_loss import (
+    discrete_laplace_pair_epsilon,
+    exact_laplace_scale,
+    laplace_pair_epsilon,
 )
 
 D = DiscreteDistribution.from_dict

@@ -13,7 +13,7 @@ from conftest import load_network, model_path
 
 import pufferfish_pgm as pp
 from pufferfish_pgm import errors
-from pufferfish_pgm._checks import positive_finite, positive_int
+from pufferfish_pgm._validation import positive_finite, positive_int
 from pufferfish_pgm.errors import (
     ImpossibleSecretError,
     InvalidModelError,

@@ -8,19 +8,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import random_chain, random_network
 
-from pufferfish_pgm._calibrate import exact_laplace_scale
-from pufferfish_pgm.audit import audit
 from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError
 from pufferfish_pgm.mechanisms.exact import ExactLaplaceMechanism
 from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
-from pufferfish_pgm.queries import Count, Histogram, LinearQuery
-from pufferfish_pgm.query_distributions import query_distribution
+from pufferfish_pgm.privacy_loss import audit, exact_laplace_scale
+from pufferfish_pgm.queries import Count, Histogram, LinearQuery, query_distribution
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework, secret_pairs
 
 
 def _check(fw, query, eps):
-    cal = ExactLaplaceMechanism(eps).calibrate(fw, query)
+    cal = ExactLaplaceMechanism(epsilon=eps).calibrate(fw, query)
     rep = cal.evidence["audit"]
     assert rep.passes(eps)
     assert audit(fw, query, cal.scale).passes(eps)                  # an independent audit
@@ -36,12 +34,12 @@ def test_chains_pass_own_audit_and_stay_below_wasserstein(seed, k, length, eps):
     fw = Framework(ScenarioClass([random_chain(rng, k, length) for _ in range(2)]))
     query = LinearQuery({s: int(w) for s, w in zip(range(k), rng.integers(0, 3, k),
                                                     strict=True)})
-    cal = ExactLaplaceMechanism(eps).calibrate(fw, query)
+    cal = ExactLaplaceMechanism(epsilon=eps).calibrate(fw, query)
     if cal.scale == 0.0:
         return
     assert cal.evidence["audit"].passes(eps)
     assert audit(fw, query, cal.scale * (1 - 1e-6)).epsilon > eps
-    assert cal.scale <= WassersteinMechanism(eps).calibrate(fw, query).scale
+    assert cal.scale <= WassersteinMechanism(epsilon=eps).calibrate(fw, query).scale
 
 
 @settings(max_examples=20, deadline=None)
@@ -50,7 +48,7 @@ def test_networks_pass_own_audit(seed, n):
     rng = np.random.default_rng(seed)
     fw = Framework(random_network(rng, n))
     cal = _check(fw, Count("s1"), 1.0)
-    assert cal.scale <= WassersteinMechanism(1.0).calibrate(fw, Count("s1")).scale
+    assert cal.scale <= WassersteinMechanism(epsilon=1.0).calibrate(fw, Count("s1")).scale
 
 
 def test_agrees_with_distributions_exact_laplace_scale():
@@ -59,7 +57,7 @@ def test_agrees_with_distributions_exact_laplace_scale():
     pairs = [(query_distribution(mc, Count(1), p.first.evidence),
               query_distribution(mc, Count(1), p.second.evidence)) for p in fw.pairs]
     want = exact_laplace_scale(pairs, 0.7)
-    cal = ExactLaplaceMechanism(0.7).calibrate(fw, Count(1))
+    cal = ExactLaplaceMechanism(epsilon=0.7).calibrate(fw, Count(1))
     assert cal.scale == pytest.approx(want, rel=1e-8)
 
 
@@ -75,13 +73,13 @@ def test_histogram_is_calibrated_on_the_joint_vector():
 def test_no_noise_needed_when_the_query_ignores_the_secret():
     iid = MarkovChainScenario([[0.3, 0.7], [0.3, 0.7]], "stationary", 4)
     fw = Framework(iid, secret_pairs(iid, nodes=[0]))
-    cal = ExactLaplaceMechanism(1.0).calibrate(fw, Count(1, nodes=[2, 3]))
+    cal = ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1, nodes=[2, 3]))
     assert cal.scale == 0.0 and cal.evidence["audit"] is None
 
 
 def test_independent_records_need_exactly_sensitivity_over_epsilon_or_less():
     iid = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 10)
-    cal = ExactLaplaceMechanism(1.0).calibrate(Framework(iid), Count(1))
+    cal = ExactLaplaceMechanism(epsilon=1.0).calibrate(Framework(iid), Count(1))
     assert cal.scale <= 1.0 + 1e-9
     assert cal.evidence["wasserstein_scale"] == 1.0
 
@@ -93,8 +91,9 @@ def test_any_start_is_refused_by_distribution_mechanisms_but_audited_as_a_lower_
 
     mc = MarkovChainScenario([[0.9, 0.1], [0.3, 0.7]], "any", 5)
     fw = Framework(mc, secret_pairs(mc, nodes=[2, 3]))
-    for mech in (ExactLaplaceMechanism(1.0), WassersteinMechanism(1.0),
-                 KantorovichMechanism(1.0), KantorovichMechanism(1.0, relaxed=True)):
+    for mech in (ExactLaplaceMechanism(epsilon=1.0), WassersteinMechanism(epsilon=1.0),
+                 KantorovichMechanism(epsilon=1.0),
+                 KantorovichMechanism(epsilon=1.0, relaxed=True)):
         with pytest.raises(InvalidParameterError, match="initial='any'"):
             mech.calibrate(fw, Count(1))
     assert "lower bound" in audit(fw, Count(1), 3.0).coverage
@@ -103,11 +102,11 @@ def test_any_start_is_refused_by_distribution_mechanisms_but_audited_as_a_lower_
 def test_bad_parameters():
     for bad in (0, -1.0, float("inf")):
         with pytest.raises(InvalidParameterError):
-            ExactLaplaceMechanism(bad)
+            ExactLaplaceMechanism(epsilon=bad)
     with pytest.raises(ParameterTypeError):
-        ExactLaplaceMechanism("1")
+        ExactLaplaceMechanism(epsilon="1")
     with pytest.raises(InvalidParameterError):
-        ExactLaplaceMechanism(1.0, rtol=2.0)
+        ExactLaplaceMechanism(epsilon=1.0, rtol=2.0)
 
 
 def test_long_chain_with_every_secret():
@@ -115,6 +114,6 @@ def test_long_chain_with_every_secret():
     chains = [MarkovChainScenario(rng.dirichlet(np.ones(3), size=3), "stationary", 300)
               for _ in range(2)]
     fw = Framework(ScenarioClass(chains))
-    cal = ExactLaplaceMechanism(1.0).calibrate(fw, Count(1))
+    cal = ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1))
     assert cal.evidence["audit"].passes(1.0)
     assert cal.scale <= cal.evidence["wasserstein_scale"]

@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 import pufferfish_pgm as pp
-from pufferfish_pgm._fit import as_sequences
 from pufferfish_pgm.errors import (
     InvalidDataError,
     InvalidModelError,
@@ -15,6 +14,7 @@ from pufferfish_pgm.errors import (
     ParameterTypeError,
     PufferfishError,
 )
+from pufferfish_pgm.scenarios._fit import as_sequences
 
 # Hand-counted example. Sequences:
 #   a a b a      transitions a->a, a->b, b->a

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pufferfish_pgm._cks import source_for
 from pufferfish_pgm.errors import (
     InvalidDataError,
     InvalidParameterError,
@@ -19,6 +18,7 @@ from pufferfish_pgm.errors import (
 )
 from pufferfish_pgm.mechanisms.geo import GeoRelease, PlanarLaplaceMechanism
 from pufferfish_pgm.noise import default_grid
+from pufferfish_pgm.noise._discrete_laplace_sampler import source_for
 
 
 def noisy_offsets(mech: PlanarLaplaceMechanism, n: int, rng=None) -> np.ndarray:
@@ -50,7 +50,7 @@ def test_radius_and_angle_distribution_secure() -> None:
 
 
 def test_release_fields_and_reproducibility() -> None:
-    mech = PlanarLaplaceMechanism(1.5, r=3.0)
+    mech = PlanarLaplaceMechanism(epsilon=1.5, r=3.0)
     one = mech.release([1, 2], rng=np.random.default_rng(3))
     two = mech.release(np.array([1.0, 2.0]), rng=np.random.default_rng(3))
     assert isinstance(one, GeoRelease) and one == two
@@ -64,7 +64,7 @@ def test_release_fields_and_reproducibility() -> None:
 
 
 def test_grid_snapping() -> None:
-    mech = PlanarLaplaceMechanism(0.5)
+    mech = PlanarLaplaceMechanism(epsilon=0.5)
     rng = np.random.default_rng(4)
     for _ in range(200):
         x, y = mech.release((0.3, 0.7), rng=rng, grid=0.25).value
@@ -75,7 +75,7 @@ def test_grid_snapping() -> None:
 
 @pytest.mark.parametrize(("epsilon", "r"), [(0.8, 2.0), (1.0, 0.5), (3.0, 1e-4), (0.1, 5e4)])
 def test_default_grid_is_a_power_of_two_below_scale_times_2_to_minus_20(epsilon, r) -> None:
-    mech = PlanarLaplaceMechanism(epsilon, r=r)
+    mech = PlanarLaplaceMechanism(epsilon=epsilon, r=r)
     grid = default_grid(mech.scale)
     assert math.frexp(grid)[0] == 0.5  # a power of two
     assert mech.scale * 2.0**-21 < grid <= mech.scale * 2.0**-20
@@ -89,7 +89,7 @@ def test_default_grid_is_a_power_of_two_below_scale_times_2_to_minus_20(epsilon,
 def test_release_is_the_rounding_of_location_plus_noise(grid) -> None:
     # The same uniforms reproduce the float noise z; the release must be g * round((x + z) / g)
     # computed exactly, whatever the location's magnitude.
-    mech = PlanarLaplaceMechanism(0.9, r=1.7)
+    mech = PlanarLaplaceMechanism(epsilon=0.9, r=1.7)
     g = default_grid(mech.scale) if grid is None else grid
     for seed, location in enumerate([(0.1, 0.2), (-1234.567, 89.01), (3e9, -7.5e8), (1e-9, 0.0)]):
         u = source_for(np.random.default_rng(seed)).uniform(3)
@@ -123,7 +123,7 @@ def test_low_bits_of_the_location_do_not_reach_the_release() -> None:
 
 
 def test_grid_bounds() -> None:
-    mech = PlanarLaplaceMechanism(1.0, r=3.0)
+    mech = PlanarLaplaceMechanism(epsilon=1.0, r=3.0)
     finest = 3.0 * 2.0**-32
     x, _ = mech.release((1.0, 2.0), rng=np.random.default_rng(0), grid=finest).value
     assert (x / finest).is_integer()
@@ -134,7 +134,7 @@ def test_grid_bounds() -> None:
 
 
 def test_overflowing_release_raises() -> None:
-    mech = PlanarLaplaceMechanism(1.0, r=1e307)
+    mech = PlanarLaplaceMechanism(epsilon=1.0, r=1e307)
     with pytest.raises(InvalidDataError, match="overflows"):
         mech.release((1.79e308, 0.0), rng=np.random.default_rng(0))
 
@@ -165,9 +165,9 @@ def test_density_ratio_bound_holds_for_the_density() -> None:
 @pytest.mark.parametrize("value", [0, -1, math.nan, math.inf, "1", True, None])
 def test_bad_epsilon_and_r(value) -> None:
     with pytest.raises(PufferfishError, match="epsilon"):
-        PlanarLaplaceMechanism(value)
+        PlanarLaplaceMechanism(epsilon=value)
     with pytest.raises(PufferfishError, match="r must"):
-        PlanarLaplaceMechanism(1.0, r=value)
+        PlanarLaplaceMechanism(epsilon=1.0, r=value)
 
 
 @pytest.mark.parametrize(
@@ -187,15 +187,15 @@ def test_bad_epsilon_and_r(value) -> None:
 )
 def test_bad_location(location, error) -> None:
     with pytest.raises(error, match="location"):
-        PlanarLaplaceMechanism(1.0).release(location)
+        PlanarLaplaceMechanism(epsilon=1.0).release(location)
 
 
 @pytest.mark.parametrize("grid", [0, -1.0, math.nan, "0.5"])
 def test_bad_grid(grid) -> None:
     with pytest.raises((InvalidParameterError, ParameterTypeError), match="grid"):
-        PlanarLaplaceMechanism(1.0).release((0.0, 0.0), grid=grid)
+        PlanarLaplaceMechanism(epsilon=1.0).release((0.0, 0.0), grid=grid)
 
 
 def test_bad_rng() -> None:
     with pytest.raises(ParameterTypeError, match="Generator"):
-        PlanarLaplaceMechanism(1.0).release((0.0, 0.0), rng=42)
+        PlanarLaplaceMechanism(epsilon=1.0).release((0.0, 0.0), rng=42)

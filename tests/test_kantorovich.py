@@ -26,10 +26,11 @@ def test_plain_equals_wasserstein_and_relaxed_sits_between_exact_and_plain(seed,
     fw = Framework(ScenarioClass([random_chain(rng, k, length) for _ in range(2)]))
     query = LinearQuery({s: int(w) for s, w in zip(range(k), rng.integers(0, 3, k),
                                                     strict=True)})
-    plain = KantorovichMechanism(eps).calibrate(fw, query)
-    relaxed = KantorovichMechanism(eps, relaxed=True).calibrate(fw, query)
-    exact = ExactLaplaceMechanism(eps).calibrate(fw, query)
-    assert plain.scale == pytest.approx(WassersteinMechanism(eps).calibrate(fw, query).scale)
+    plain = KantorovichMechanism(epsilon=eps).calibrate(fw, query)
+    relaxed = KantorovichMechanism(epsilon=eps, relaxed=True).calibrate(fw, query)
+    exact = ExactLaplaceMechanism(epsilon=eps).calibrate(fw, query)
+    wasserstein = WassersteinMechanism(epsilon=eps).calibrate(fw, query)
+    assert plain.scale == pytest.approx(wasserstein.scale)
     assert exact.scale <= relaxed.scale * (1 + 1e-9)
     assert relaxed.scale <= plain.scale * (1 + 1e-12)
     for cal in (plain, relaxed):
@@ -41,7 +42,7 @@ def test_plain_equals_wasserstein_and_relaxed_sits_between_exact_and_plain(seed,
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 5))
 def test_networks_relaxed_passes(seed, n):
     fw = Framework(random_network(np.random.default_rng(seed), n))
-    cal = KantorovichMechanism(1.0, relaxed=True).calibrate(fw, Count("s1"))
+    cal = KantorovichMechanism(epsilon=1.0, relaxed=True).calibrate(fw, Count("s1"))
     if cal.scale > 0:
         assert cal.evidence["audit"].passes(1.0)
     assert cal.evidence["relaxed_theta"] == cal.scale
@@ -49,29 +50,29 @@ def test_networks_relaxed_passes(seed, n):
 
 def test_ding_example_plan_support():
     iid = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3)
-    cal = KantorovichMechanism(1.0).calibrate(Framework(iid), Count(1))
+    cal = KantorovichMechanism(epsilon=1.0).calibrate(Framework(iid), Count(1))
     assert cal.scale == 1.0 and cal.evidence["distance"] == 1.0
     plan = cal.evidence["plan_support"]
     assert plan[:, 2].sum() == pytest.approx(1.0)
     assert cal.mechanism == "Kantorovich"
-    assert KantorovichMechanism(1.0, relaxed=True).name == "KantorovichRelaxed"
+    assert KantorovichMechanism(epsilon=1.0, relaxed=True).name == "KantorovichRelaxed"
 
 
 def test_two_state_histogram():
     mc = MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "stationary", 5)
     fw = Framework(mc)
     for relaxed in (False, True):
-        count = KantorovichMechanism(1.0, relaxed=relaxed).calibrate(fw, Count(1))
-        hist = KantorovichMechanism(1.0, relaxed=relaxed).calibrate(fw, Histogram())
+        count = KantorovichMechanism(epsilon=1.0, relaxed=relaxed).calibrate(fw, Count(1))
+        hist = KantorovichMechanism(epsilon=1.0, relaxed=relaxed).calibrate(fw, Histogram())
         assert hist.scale == pytest.approx(2 * count.scale)
         assert hist.evidence["audit"].passes(1.0)
 
 
 def test_bad_input():
     with pytest.raises(ParameterTypeError):
-        KantorovichMechanism(1.0, relaxed="yes")
+        KantorovichMechanism(epsilon=1.0, relaxed="yes")
     with pytest.raises(InvalidParameterError):
-        KantorovichMechanism(-1.0)
+        KantorovichMechanism(epsilon=-1.0)
     mc = MarkovChainScenario(np.full((3, 3), 1 / 3), "stationary", 3)
     with pytest.raises(InvalidParameterError, match="bars"):
-        KantorovichMechanism(1.0).calibrate(Framework(mc), Histogram())
+        KantorovichMechanism(epsilon=1.0).calibrate(Framework(mc), Histogram())

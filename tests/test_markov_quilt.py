@@ -24,12 +24,8 @@ from pufferfish_pgm.mechanisms.markov_quilt import (
     mqm_approx_scale,
 )
 from pufferfish_pgm.queries import Count, Histogram, LinearQuery
-from pufferfish_pgm.scenarios import (
-    BayesianNetworkScenario,
-    MarkovChainScenario,
-    ScenarioClass,
-    default_model_path,
-)
+from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
+from pufferfish_pgm.scenarios._scenarios import default_model_path
 from pufferfish_pgm.secrets import Framework, secret_pairs
 
 TOLERANCE = 1e-9
@@ -152,9 +148,9 @@ def test_bad_epsilon_types(bad):
 
 def test_bad_options_and_queries():
     with pytest.raises(InvalidParameterError):
-        MarkovQuiltMechanism(max_quilt_states=0)
+        MarkovQuiltMechanism(epsilon=1.0, max_quilt_states=0)
     with pytest.raises(ParameterTypeError):
-        MarkovQuiltMechanism(extra_quilts=[[1, 2]])
+        MarkovQuiltMechanism(epsilon=1.0, extra_quilts=[[1, 2]])
     mc = MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 4, states=["a", "b"])
     mech = MarkovQuiltMechanism(epsilon=1.0)
     with pytest.raises(UnknownStateError):
@@ -213,7 +209,8 @@ def test_network_options_reach_the_planner():
     asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
     fw = Framework(asia, secret_pairs(asia, nodes=["lung"]))
     with pytest.raises(UnknownNodeError):
-        MarkovQuiltMechanism(extra_quilts={"lung": [["nowhere"]]}).calibrate(fw, Count("yes"))
+        MarkovQuiltMechanism(epsilon=1.0, extra_quilts={"lung": [["nowhere"]]}).calibrate(
+            fw, Count("yes"))
     capped = MarkovQuiltMechanism(epsilon=3.0, max_quilt_states=1).calibrate(fw, Count("yes"))
     assert capped.evidence["skipped_quilts"].get("lung", 0) > 0 and capped.plan[0].quilt == ()
     cut = MarkovQuiltMechanism(epsilon=3.0, max_candidates=1).calibrate(fw, Count("yes"))

@@ -127,7 +127,7 @@ def test_return_types_and_shapes() -> None:
 def test_rare_overflow_branch_is_exact() -> None:
     # Only reachable with a geometric count v > 2**9 (probability below exp(-500)): test the
     # helper directly that computes (u + n * v) // d.
-    from pufferfish_pgm._cks import floor_ratio as _floor_ratio
+    from pufferfish_pgm.noise._discrete_laplace_sampler import floor_ratio as _floor_ratio
 
     n, d = 2**53 - 1, 2**20 + 1
     u, v = np.array([5, 7], dtype=np.int64), np.array([1, 4000], dtype=np.int64)
@@ -315,7 +315,8 @@ def test_bad_answers(answer, error, text) -> None:
 
 
 def test_public_names_survive_the_split() -> None:
-    # the sampler internals moved to pufferfish_pgm._cks; noise's public API is unchanged
+    # the sampler internals live in pufferfish_pgm.noise._discrete_laplace_sampler; noise's
+    # public API is unchanged
     import pufferfish_pgm.noise as noise
 
     assert sorted(noise.__all__) == [

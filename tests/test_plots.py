@@ -10,7 +10,7 @@ import pufferfish_pgm as pp
 from pufferfish_pgm.cli import main
 from pufferfish_pgm.distributions import DiscreteDistribution
 from pufferfish_pgm.plots import plot_privacy_loss, plot_quilt, plot_scale_vs_epsilon
-from pufferfish_pgm.scenarios import default_model_path
+from pufferfish_pgm.scenarios._scenarios import default_model_path
 
 PNG = b"\x89PNG"
 

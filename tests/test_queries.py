@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pufferfish_pgm as pp
-from pufferfish_pgm.scenarios import default_model_path
+from pufferfish_pgm.scenarios._scenarios import default_model_path
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import brute_pmf, random_chain, random_network
 
-from pufferfish_pgm._chain_counts import ChainCountTables
-from pufferfish_pgm._logpoly import log_convolve, log_laplace_density
+from pufferfish_pgm.distributions._log_space import log_convolve
 from pufferfish_pgm.errors import (
     ImpossibleSecretError,
     InvalidModelError,
@@ -21,19 +20,20 @@ from pufferfish_pgm.errors import (
     PufferfishError,
     UnknownStateError,
 )
-from pufferfish_pgm.queries import Count, Histogram, LinearQuery
-from pufferfish_pgm.query_distributions import (
+from pufferfish_pgm.privacy_loss._laplace_kernel import log_laplace_density
+from pufferfish_pgm.queries import (
+    Count,
     CountPmf,
+    Histogram,
+    LinearQuery,
     fixed_start_variants,
     joint_query_log_pmf,
     query_distribution,
     query_log_pmf,
 )
-from pufferfish_pgm.scenarios import (
-    BayesianNetworkScenario,
-    MarkovChainScenario,
-    default_model_path,
-)
+from pufferfish_pgm.queries._chain_count_law import ChainCountTables
+from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario
+from pufferfish_pgm.scenarios._scenarios import default_model_path
 
 
 def _as_dict(pmf: CountPmf) -> dict:

@@ -9,24 +9,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import random_network
 
-from pufferfish_pgm.chain_quilts import plan_chain
 from pufferfish_pgm.errors import ImpossibleSecretError, InvalidParameterError
-from pufferfish_pgm.influence import max_influence
 from pufferfish_pgm.queries import Count
 from pufferfish_pgm.quilts import (
     candidate_quilts,
     class_dags,
     d_connected,
     d_separated,
+    max_influence,
     partition,
+    plan_chain,
     plan_network,
 )
-from pufferfish_pgm.scenarios import (
-    BayesianNetworkScenario,
-    MarkovChainScenario,
-    ScenarioClass,
-    default_model_path,
-)
+from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
+from pufferfish_pgm.scenarios._scenarios import default_model_path
 from pufferfish_pgm.secrets import Framework, JointSecret, SecretPair, secret_pairs
 
 

@@ -10,8 +10,8 @@ import pytest
 
 import pufferfish_pgm as pp
 from pufferfish_pgm.errors import InvalidDataError, ParameterTypeError, PufferfishError
+from pufferfish_pgm.mechanisms._release import encode, evaluate, evaluate_codes
 from pufferfish_pgm.queries import Count, Histogram, LinearQuery
-from pufferfish_pgm.release import encode, evaluate, evaluate_codes
 
 HAS_NOISE = importlib.util.find_spec("pufferfish_pgm.noise") is not None and hasattr(
     importlib.import_module("pufferfish_pgm.noise"), "add_noise")
@@ -271,8 +271,8 @@ def test_aggregate_over_independent_users_never_leaks_more_than_one_users_releas
     # user's secret, so the aggregate's laws are this user's laws convolved with the same
     # distribution: the exact audit must give a realised epsilon no larger.
     import pufferfish_pgm as pp
-    from pufferfish_pgm.distributions import laplace_pair_epsilon
-    from pufferfish_pgm.query_distributions import query_distribution
+    from pufferfish_pgm.privacy_loss import laplace_pair_epsilon
+    from pufferfish_pgm.queries import query_distribution
 
     mc = pp.MarkovChainScenario([[0.85, 0.15], [0.25, 0.75]], "stationary", 8)
     fw = pp.Framework(mc)

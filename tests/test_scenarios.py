@@ -18,7 +18,9 @@ from pufferfish_pgm.errors import (
     UnknownNodeError,
     UnknownStateError,
 )
-from pufferfish_pgm.scenarios import as_class, default_model_path, stationary_distribution
+from pufferfish_pgm.scenarios import as_class
+from pufferfish_pgm.scenarios._chain_validation import stationary_distribution
+from pufferfish_pgm.scenarios._scenarios import default_model_path
 
 # nodes and edges of the real networks (models-real/README.md)
 SIZES = {"asia": (8, 8), "sachs": (11, 17), "child": (20, 25), "insurance": (27, 52),

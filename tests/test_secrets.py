@@ -274,7 +274,7 @@ def test_all_pairs_framework_is_lazy_and_its_codes_match_the_pair_objects() -> N
     import numpy as np
 
     from pufferfish_pgm import BayesianNetworkScenario, Framework, MarkovChainScenario
-    from pufferfish_pgm.scenarios import default_model_path
+    from pufferfish_pgm.scenarios._scenarios import default_model_path
 
     mc = MarkovChainScenario(np.full((3, 3), 1 / 3), "stationary", 5)
     asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import brute_pmf, random_chain, random_network
 
-from pufferfish_pgm.audit import audit
 from pufferfish_pgm.errors import InvalidParameterError
 from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
+from pufferfish_pgm.privacy_loss import audit
 from pufferfish_pgm.queries import Count, Histogram
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework
@@ -37,7 +37,7 @@ def test_distance_matches_brute_force_and_release_passes(seed, length):
     rng = np.random.default_rng(seed)
     chains = [random_chain(rng, 2, length) for _ in range(2)]
     fw = Framework(ScenarioClass(chains))
-    cal = WassersteinMechanism(1.0).calibrate(fw, Count(1))
+    cal = WassersteinMechanism(epsilon=1.0).calibrate(fw, Count(1))
     want = max(_brute_w_inf(*(brute_pmf(mc, [lambda v, s: int(s == 1)], sec.evidence)
                               for sec in (p.first, p.second)))
                for mc in chains for p in fw.pairs)
@@ -50,14 +50,14 @@ def test_distance_matches_brute_force_and_release_passes(seed, length):
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 5))
 def test_networks(seed, n):
     fw = Framework(random_network(np.random.default_rng(seed), n))
-    cal = WassersteinMechanism(0.5).calibrate(fw, Count("s0"))
+    cal = WassersteinMechanism(epsilon=0.5).calibrate(fw, Count("s0"))
     assert cal.evidence["audit"].passes(0.5)
     assert audit(fw, Count("s0"), cal.scale).passes(0.5)
 
 
 def test_independent_records_shift_by_one():
     iid = MarkovChainScenario([[0.4, 0.6], [0.4, 0.6]], "stationary", 6)
-    cal = WassersteinMechanism(2.0).calibrate(Framework(iid), Count(1))
+    cal = WassersteinMechanism(epsilon=2.0).calibrate(Framework(iid), Count(1))
     assert cal.scale == 0.5 and cal.evidence["distance"] == 1.0
     assert cal.evidence["worst"]["theta"] == 0
     plan = cal.evidence["plan_support"]
@@ -68,8 +68,8 @@ def test_independent_records_shift_by_one():
 def test_two_state_histogram_doubles_the_distance():
     mc = MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "stationary", 5)
     fw = Framework(mc)
-    count = WassersteinMechanism(1.0).calibrate(fw, Count(1))
-    hist = WassersteinMechanism(1.0).calibrate(fw, Histogram())
+    count = WassersteinMechanism(epsilon=1.0).calibrate(fw, Count(1))
+    hist = WassersteinMechanism(epsilon=1.0).calibrate(fw, Histogram())
     assert hist.scale == pytest.approx(2 * count.scale)
     assert hist.evidence["audit"].passes(1.0)
     assert len(hist.evidence["audit"].scales) == 2
@@ -78,12 +78,12 @@ def test_two_state_histogram_doubles_the_distance():
 def test_larger_histograms_are_refused():
     mc = MarkovChainScenario(np.full((3, 3), 1 / 3), "stationary", 3)
     with pytest.raises(InvalidParameterError, match="ExactLaplaceMechanism"):
-        WassersteinMechanism(1.0).calibrate(Framework(mc), Histogram())
+        WassersteinMechanism(epsilon=1.0).calibrate(Framework(mc), Histogram())
 
 
 def test_exact_w_infinity_matches_distributions_and_sees_slivers():
     from pufferfish_pgm.distributions import DiscreteDistribution, w_infinity
-    from pufferfish_pgm.mechanisms._pairwise import exact_w_infinity
+    from pufferfish_pgm.distributions._w_infinity import exact_w_infinity
 
     rng = np.random.default_rng(4)
     for uneven in (False, True):
@@ -107,5 +107,5 @@ def test_a_sliver_of_mass_still_gets_noise():
     t = 1e-13
     mc = MarkovChainScenario([[1 - t, t], [1.0, 0.0]], [0.5, 0.5], 2)
     fw = Framework(mc, [p for p in Framework(mc).pairs if p.node == 0])
-    cal = WassersteinMechanism(1.0).calibrate(fw, Count(1, nodes=[1]))
+    cal = WassersteinMechanism(epsilon=1.0).calibrate(fw, Count(1, nodes=[1]))
     assert cal.scale == 1.0 and cal.evidence["audit"].passes(1.0)

@@ -1,0 +1,53 @@
+"""Mechanisms: from a framework and a query to a calibrated noise scale (DESIGN §3.2–3.9).
+
+Every mechanism is a frozen dataclass with a keyword-only ``epsilon`` and a ``calibrate``
+method returning a :class:`Calibration`; :meth:`Calibration.release` adds the noise.
+
+==========================  ====================================================  ==============
+mechanism                   what it guarantees                                    module
+==========================  ====================================================  ==============
+MarkovQuiltMechanism        ε-Pufferfish by Markov quilts (Song et al. 2017)      markov_quilt
+MQMApproxMechanism          the same from π_min and the eigengap (chains)         markov_quilt
+ExactLaplaceMechanism       smallest Laplace scale the exact audit accepts        exact
+WassersteinMechanism        W∞/ε (Song et al. 2017, §4)                           wasserstein
+KantorovichMechanism        Kantorovich / relaxed eq. 20 (seed 004, Appendix A)   kantorovich
+GroupDPMechanism            ε-DP for the whole record, so every Θ                 baselines
+EntryDPMechanism            per-node DP: a baseline, NOT Pufferfish private        baselines
+BlowfishLaplaceMechanism    Blowfish policies on independent records              blowfish
+ContinuousSumMechanism      sums of continuous attributes (seed 002 §7.1)         continuous
+PlanarLaplaceMechanism      geo-indistinguishability                              geo
+multiuser                   the multi-user theorems of seed 004                   multiuser
+==========================  ====================================================  ==============
+"""
+
+from . import multiuser
+from ._release import Release
+from .base import Calibration, Mechanism
+from .baselines import EntryDPMechanism, GroupDPMechanism
+from .blowfish import BlowfishLaplaceMechanism, policy_sensitivity
+from .continuous import ContinuousSumMechanism
+from .exact import ExactLaplaceMechanism
+from .geo import GeoRelease, PlanarLaplaceMechanism
+from .kantorovich import KantorovichMechanism
+from .markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
+from .wasserstein import WassersteinMechanism
+
+__all__ = [
+    "BlowfishLaplaceMechanism",
+    "Calibration",
+    "ContinuousSumMechanism",
+    "EntryDPMechanism",
+    "ExactLaplaceMechanism",
+    "GeoRelease",
+    "GroupDPMechanism",
+    "KantorovichMechanism",
+    "MQMApproxMechanism",
+    "MarkovQuiltMechanism",
+    "Mechanism",
+    "PlanarLaplaceMechanism",
+    "Release",
+    "WassersteinMechanism",
+    "mqm_approx_scale",
+    "multiuser",
+    "policy_sensitivity",
+]

@@ -6,47 +6,19 @@ and randomness, and it releases through :func:`pufferfish_pgm.noise.add_noise`.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._checks import positive_finite
+from .._validation import positive_finite
+from ._release import Release, evaluate, release_answer
 
-__all__ = ["Calibration", "Mechanism", "PlanEntry", "Release"]
+if TYPE_CHECKING:
+    from ..secrets import Framework
 
-
-@dataclass(frozen=True, kw_only=True)
-class PlanEntry:
-    """The Markov quilt chosen for one secret node.
-
-    ``quilt``, ``nearby`` and ``remote`` partition the nodes (the secret node is nearby);
-    ``influence`` is e_Θ(quilt | node) and ``sigma`` the node's σ_i for L = 1.
-    ``trivial`` is True when no quilt beat the trivial one (quilt = ∅, nearby = all nodes).
-    """
-
-    node: Any
-    quilt: tuple
-    nearby: tuple | range
-    remote: tuple | range
-    influence: float
-    sigma: float
-    trivial: bool = False
-
-    @property
-    def card_nearby(self) -> int:
-        return len(self.nearby)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Release:
-    """A released (noisy) answer and how it was made."""
-
-    value: Any
-    scale: float
-    epsilon: float
-    mechanism: str
-    query: str
+__all__ = ["Calibration", "Mechanism"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,8 +39,8 @@ class Calibration:
     evidence: dict = field(default_factory=dict)
 
     def answer(self, data: Any) -> np.ndarray:
-        """The exact query answer(s) on ``data`` (see :func:`pufferfish_pgm.release.encode`)."""
-        from ..release import evaluate
+        """The exact query answer(s) on ``data`` (see
+        :func:`pufferfish_pgm.mechanisms._release.encode`)."""
 
         return evaluate(self.framework, self.query, data)
 
@@ -83,7 +55,6 @@ class Calibration:
         docs). ``rng=None`` uses the OS's secure randomness; a seeded Generator is reproducible
         and not for production.
         """
-        from ..release import release_answer
 
         return release_answer(self, data, rng=rng, per_user=per_user)
 
@@ -91,17 +62,30 @@ class Calibration:
         return f"{self.mechanism}: scale {self.scale:.6g} for {self.query.name} at ε={self.epsilon}"
 
 
-@dataclass(frozen=True)
-class Mechanism:
-    """Base for mechanisms: holds and validates epsilon.
+@dataclass(frozen=True, kw_only=True)
+class Mechanism(ABC):
+    """The contract of a mechanism: a validated, keyword-only ε and :meth:`calibrate`.
+
+    Every mechanism is a frozen dataclass whose fields are keyword-only; ``epsilon`` has no
+    default, so ``MarkovQuiltMechanism(0.5, 10)`` and ``MarkovQuiltMechanism()`` raise
+    ``TypeError`` instead of silently meaning something else.
 
     Examples
     --------
-    >>> Mechanism(epsilon=0.5).epsilon
+    >>> from pufferfish_pgm.mechanisms.baselines import GroupDPMechanism
+    >>> GroupDPMechanism(epsilon=0.5).epsilon
     0.5
+    >>> GroupDPMechanism(0.5)
+    Traceback (most recent call last):
+    ...
+    TypeError: GroupDPMechanism.__init__() takes 1 positional argument but 2 were given
     """
 
-    epsilon: float = 1.0
+    epsilon: float
+
+    @abstractmethod
+    def calibrate(self, framework: Framework, query: Any) -> Calibration:
+        """The noise for ``query`` under ``framework``; sees no data."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", positive_finite("epsilon", self.epsilon))

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ParameterTypeError
+from ..secrets import Framework
 from .base import Calibration, Mechanism
 
 __all__ = ["EntryDPMechanism", "GroupDPMechanism", "check_inputs"]
@@ -32,7 +33,6 @@ __all__ = ["EntryDPMechanism", "GroupDPMechanism", "check_inputs"]
 
 def check_inputs(framework: Any, query: Any) -> Any:
     """The framework's scenario class, after checking the argument types."""
-    from ..secrets import Framework
 
     if not isinstance(framework, Framework):
         raise ParameterTypeError(
@@ -45,7 +45,7 @@ def check_inputs(framework: Any, query: Any) -> Any:
     return framework.scenarios
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GroupDPMechanism(Mechanism):
     """Laplace(L·n/ε), n = number of nodes the query sums over: private for every Θ.
 
@@ -73,13 +73,13 @@ class GroupDPMechanism(Mechanism):
                       "formula": "L * n / epsilon"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EntryDPMechanism(Mechanism):
     """Laplace(L/ε): entry (element-wise) differential privacy.
 
     Warning: this hides a change of a single node with the others held fixed. When the
     scenarios correlate nodes it is **not** ε-Pufferfish private: the neighbours of a node
-    reveal its value, and :func:`pufferfish_pgm.audit.audit` reports a realised ε above ε.
+    reveal its value, and :func:`pufferfish_pgm.privacy_loss.audit` reports a realised ε above ε.
     It is a baseline for comparisons, not a mechanism to release correlated data with.
 
     Examples

@@ -17,7 +17,7 @@ records, is public in this setting: the records of ``h_1..h_n`` are known to be 
 
 Noise is drawn by :func:`pufferfish_pgm.noise.add_noise` (secure by default; a seeded
 ``rng`` is reproducible and not for production). The release is the shared
-:class:`~pufferfish_pgm.mechanisms.base.Release`: ``value`` is the noisy sum, or the noisy
+:class:`~pufferfish_pgm.mechanisms._release.Release`: ``value`` is the noisy sum, or the noisy
 geometric mean ``exp(A / n)``, and nothing else about the data is returned (the exact sum never
 is). ``A`` itself is not returned either: ``n * log(value)`` recovers it up to rounding.
 
@@ -39,9 +39,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import positive_finite
+from .._validation import positive_finite
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
-from .base import Release
+from ..noise import add_noise
+from ._release import Release
 
 __all__ = ["ContinuousSumMechanism"]
 
@@ -73,7 +74,7 @@ def _geometric_mean(log_sum: float, n: int) -> float:
         return math.inf
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ContinuousSumMechanism:
     """Release the sum of a continuous attribute, hiding each value to within ``±k``.
 
@@ -89,9 +90,9 @@ class ContinuousSumMechanism:
 
     Examples
     --------
-    >>> ContinuousSumMechanism(0.5, 2.0).scale   # 4k / ε
+    >>> ContinuousSumMechanism(epsilon=0.5, k=2.0).scale   # 4k / ε
     16.0
-    >>> ContinuousSumMechanism.from_factor(1.0, c=0.5).k == math.log(2.0)
+    >>> ContinuousSumMechanism.from_factor(epsilon=1.0, c=0.5).k == math.log(2.0)
     True
     """
 
@@ -106,7 +107,7 @@ class ContinuousSumMechanism:
             raise ParameterTypeError(f"relative must be True or False, got {self.relative!r}")
 
     @classmethod
-    def from_factor(cls, epsilon: float, c: float) -> ContinuousSumMechanism:
+    def from_factor(cls, *, epsilon: float, c: float) -> ContinuousSumMechanism:
         """Relative-error mechanism of ``002_*`` §7.1.2 with factor ``c`` in (0, 1).
 
         Values are hidden within ``[c y, y / c]``: ``k = log(1 / c)`` on the log scale.
@@ -114,7 +115,7 @@ class ContinuousSumMechanism:
         factor = positive_finite("c", c)
         if factor >= 1.0:
             raise InvalidParameterError(f"c must lie in (0, 1), got {factor!r}; try c=0.5")
-        return cls(epsilon, -math.log(factor), relative=True)
+        return cls(epsilon=epsilon, k=-math.log(factor), relative=True)
 
     @property
     def sensitivity(self) -> float:
@@ -153,12 +154,11 @@ class ContinuousSumMechanism:
         Examples
         --------
         >>> import numpy as np
-        >>> rel = ContinuousSumMechanism.from_factor(1.0, c=0.5).release(
+        >>> rel = ContinuousSumMechanism.from_factor(epsilon=1.0, c=0.5).release(
         ...     [2.0, 8.0], rng=np.random.default_rng(0))
         >>> rel.query, rel.mechanism, 1.0 < rel.value < 16.0
         ('geometric_mean', 'ContinuousSum(relative)', True)
         """
-        from ..noise import add_noise  # imported here so that this module imports on its own
 
         data = _validated_values(values, self.relative)
         exact = float(np.sum(np.log(data) if self.relative else data))

@@ -1,13 +1,13 @@
 """Exact Laplace calibration: the smallest noise that passes the exact audit (DESIGN §3.7).
 
 For a finite class Θ the realised ε of ``F + Laplace(λ)`` is computed exactly by
-:mod:`pufferfish_pgm.audit`, and it never increases with λ: Laplace(λ₂) is Laplace(λ₁) plus
+:mod:`pufferfish_pgm.privacy_loss`, and it never increases with λ: Laplace(λ₂) is Laplace(λ₁) plus
 independent noise (its characteristic function ``1/(1+λ₂²t²)`` is ``1/(1+λ₁²t²)`` times that of
 a mixture of 0 and Laplace(λ₂)), and adding independent noise cannot increase a privacy loss.
 So the passing scales form a ray ``[λ*, ∞)`` and bisection finds λ*. It starts from the
 Wasserstein scale ``W/ε``, which always passes (couple each pair monotonically:
 ``p_a(w) <= e^{W/λ} p_b(w)``), and ends with an exact audit of the returned scale on every
-pair. The search itself (:mod:`pufferfish_pgm._calibrate`) never trusts a scale the kernel
+pair. The search itself (:mod:`pufferfish_pgm.privacy_loss`) never trusts a scale the kernel
 cannot evaluate: the kernel is exact at every positive scale, the descent towards 0 stops at
 a floor where the audit equals the noiseless loss, and the scale is 0 (no noise) only when the
 noiseless loss ``max |log μ_a(x)/μ_b(x)|`` is at most ``ε (1 - 1e-9)``.
@@ -34,20 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from .._calibrate import (
-    NOISELESS_MARGIN,
-    noiseless_epsilon,
-    pair_noiseless,
-    smallest_passing_scale,
-)
-from .._checks import positive_finite
-from .._secret_batch import MAX_GRID, build_groups, refuse_any_start
-from ..audit import coverage_note, release_layout, report_from_groups
+from .._validation import positive_finite
 from ..errors import InvalidParameterError
-from ._pairwise import group_w_infinity
+from ..privacy_loss import noiseless_epsilon, pair_noiseless, release_layout, smallest_passing_scale
+from ..privacy_loss._audit import coverage_note, report_from_groups
+from ..privacy_loss._bisection import NOISELESS_MARGIN, group_w_infinity
+from ..privacy_loss._pair_rows import MAX_GRID, build_groups, refuse_any_start
 from .base import Calibration, Mechanism
 
-__all__ = ["ExactLaplaceMechanism", "noiseless_epsilon"]
+__all__ = ["ExactLaplaceMechanism"]
 
 
 def _upper_bracket(groups: list, scalar: bool,
@@ -70,7 +65,7 @@ def _upper_bracket(groups: list, scalar: bool,
     return diameter / epsilon, (0.0 if scalar else None), (g, int(np.argmax(loss[g])))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExactLaplaceMechanism(Mechanism):
     """Smallest Laplace scale whose exact realised ε is at most ``epsilon``.
 

@@ -56,10 +56,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._checks import positive_finite
-from .._cks import source_for
+from .._validation import positive_finite
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
 from ..noise import default_grid
+from ..noise._discrete_laplace_sampler import source_for
 
 __all__ = ["GeoRelease", "PlanarLaplaceMechanism"]
 
@@ -88,7 +88,7 @@ class GeoRelease:
     mechanism: str = "planar_laplace"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanarLaplaceMechanism:
     """Planar Laplace mechanism: epsilon-indistinguishability for locations within ``r``.
 
@@ -101,7 +101,7 @@ class PlanarLaplaceMechanism:
 
     Examples
     --------
-    >>> mech = PlanarLaplaceMechanism(0.5, r=2.0)
+    >>> mech = PlanarLaplaceMechanism(epsilon=0.5, r=2.0)
     >>> mech.scale
     4.0
     >>> mech.epsilon_for(1.0)
@@ -125,7 +125,7 @@ class PlanarLaplaceMechanism:
 
         Examples
         --------
-        >>> PlanarLaplaceMechanism(1.0, r=10.0).epsilon_for(25.0)
+        >>> PlanarLaplaceMechanism(epsilon=1.0, r=10.0).epsilon_for(25.0)
         2.5
         """
         if not (_is_real(distance) and distance == 0):
@@ -138,7 +138,7 @@ class PlanarLaplaceMechanism:
 
         Examples
         --------
-        >>> round(PlanarLaplaceMechanism(1.0).density_ratio_bound(2.0), 6)
+        >>> round(PlanarLaplaceMechanism(epsilon=1.0).density_ratio_bound(2.0), 6)
         7.389056
         """
         exponent = self.epsilon_for(distance)
@@ -174,7 +174,8 @@ class PlanarLaplaceMechanism:
         Examples
         --------
         >>> import numpy as np
-        >>> rel = PlanarLaplaceMechanism(1.0).release([0.0, 0.0], rng=np.random.default_rng(1))
+        >>> mech = PlanarLaplaceMechanism(epsilon=1.0)
+        >>> rel = mech.release([0.0, 0.0], rng=np.random.default_rng(1))
         >>> [round(v, 4) for v in rel.value]
         [2.2968, 2.929]
         >>> all((v / 2.0**-20).is_integer() for v in rel.value)   # on the default grid

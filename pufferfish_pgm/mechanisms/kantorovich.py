@@ -31,17 +31,17 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from .._secret_batch import MAX_GRID
 from ..distributions import kantorovich_delta_star, relaxed_kantorovich_scale
 from ..errors import ParameterTypeError
-from ._pairwise import PairLayout, scalar_view
+from ..privacy_loss._pair_rows import MAX_GRID
+from ._pair_laws import PairLayout, scalar_view
 from .base import Calibration, Mechanism
 from .wasserstein import attach_audit, distance_evidence
 
 __all__ = ["KantorovichMechanism"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KantorovichMechanism(Mechanism):
     """Laplace noise calibrated by the Kantorovich optimal transport plan.
 

@@ -10,7 +10,7 @@ the lecture notes' Algorithm 2 divides by ε a second time, a typo (see
 ``docs/algorithm2_typo.md``).
 
 * :class:`MarkovQuiltMechanism`: exact max-influence over a finite class; chains use the
-  closed-form planner MQMExact (:mod:`pufferfish_pgm.chain_quilts`), networks the d-separation
+  closed-form planner MQMExact (:mod:`pufferfish_pgm.quilts`), networks the d-separation
   planner (:mod:`pufferfish_pgm.quilts`).
 * :class:`MQMApproxMechanism` and :func:`mqm_approx_scale`: MQMApprox, which only needs the
   class's smallest stationary probability π_min and eigengap g.
@@ -34,9 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import positive_finite, positive_int
+from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
-from ..scenarios import as_class, stationary_distribution
+from ..quilts import plan_chain, plan_network
+from ..quilts._chain_windows import search_shared
+from ..quilts._plan import ChainPlan
+from ..scenarios import as_class
+from ..scenarios._chain_validation import stationary_distribution
 from .base import Calibration, Mechanism
 from .baselines import check_inputs
 
@@ -44,7 +48,7 @@ __all__ = ["MQMApproxMechanism", "MarkovQuiltMechanism", "chain_mixing", "mqm_ap
            "mqm_approx_scale"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MarkovQuiltMechanism(Mechanism):
     """MQM with exact max-influence over a finite class of chains or networks.
 
@@ -66,7 +70,7 @@ class MarkovQuiltMechanism(Mechanism):
     Notes
     -----
     ``calibrate(...).plan`` holds one :class:`PlanEntry` per secret node: a tuple for
-    networks, and for chains a :class:`~pufferfish_pgm.chain_quilts.ChainPlan` (a read-only
+    networks, and for chains a :class:`~pufferfish_pgm.quilts._plan.ChainPlan` (a read-only
     sequence of PlanEntry stored as arrays, whose nearby and remote sets are ranges), so that
     memory stays linear in T. ``evidence`` holds σ_max, the worst node, L, the number of
     nodes left with the empty quilt, and what limited the search.
@@ -98,8 +102,6 @@ class MarkovQuiltMechanism(Mechanism):
 
     def calibrate(self, framework: Any, query: Any) -> Calibration:
         """Plan the quilts and return the Laplace scale L·σ_max with the plan as evidence."""
-        from ..chain_quilts import plan_chain
-        from ..quilts import plan_network
 
         cls = check_inputs(framework, query)
         lipschitz = self.scale_for(query, cls, 1.0)  # also checks the query's states
@@ -181,7 +183,6 @@ def _approx_tables(pi_min: float, eigengap: float, window: int) -> tuple:
 def mqm_approx_plan(pi_min: float, eigengap: float, epsilon: float, length: int, *,
                     max_window: int = 2048) -> Any:
     """The MQMApprox plan of every node 0..T-1 (σ for L = 1), as a ChainPlan."""
-    from ..chain_quilts import ChainPlan, search_shared
 
     pi_min = positive_finite("pi_min", pi_min)
     if pi_min > 1:
@@ -221,7 +222,7 @@ def mqm_approx_scale(pi_min: float, eigengap: float, epsilon: float, length: int
     return mqm_approx_plan(pi_min, eigengap, epsilon, length).sigma_max
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MQMApproxMechanism(Mechanism):
     """MQMApprox for a class of chains, from its π_min and eigengap (see
     :func:`chain_mixing`); the plan covers every node. Valid for any initial distribution:

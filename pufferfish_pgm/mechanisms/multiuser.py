@@ -37,16 +37,11 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .._calibrate import exact_laplace_scale
-from .._checks import positive_finite
-from .._lossfn import smallest_exp_moment_scale
-from ..distributions import (
-    DiscreteDistribution,
-    as_distribution,
-    kantorovich_delta_star,
-    laplace_pair_epsilon,
-)
+from .._validation import positive_finite
+from ..distributions import DiscreteDistribution, as_distribution, kantorovich_delta_star
+from ..distributions._exp_moment import smallest_exp_moment_scale
 from ..errors import InvalidParameterError, ParameterTypeError
+from ..privacy_loss import exact_laplace_scale, laplace_pair_epsilon
 
 __all__ = [
     "ABSENT",
@@ -303,7 +298,7 @@ def exact_scale(
 
     Every pair of the user's alternatives (``secret_dists``: dicts, numbers, or ``None`` /
     ``"absent"``) is compared on the actual released-sum distributions ``rest ⊛ alternative``,
-    via :func:`~pufferfish_pgm._calibrate.exact_laplace_scale` (DESIGN §3.7). Unlike the
+    via :func:`~pufferfish_pgm.privacy_loss.exact_laplace_scale` (DESIGN §3.7). Unlike the
     paper's theorems it uses the other users' distribution, and may return 0.0 when their
     randomness alone already hides the user to within ε.
 

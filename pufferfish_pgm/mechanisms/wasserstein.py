@@ -5,7 +5,7 @@ the query given each secret. ``W = max W∞(μ_a, μ_b)`` over pairs and scenari
 release is ``F + Laplace(W/ε)``: coupling ``μ_a`` and ``μ_b`` with a plan that moves no mass
 further than ``W`` gives ``p_a(w) <= e^{W/λ} p_b(w)`` for every output. In one dimension
 ``W∞`` is the largest gap between the two quantile functions
-(computed exactly, see :func:`pufferfish_pgm.mechanisms._pairwise.exact_w_infinity`).
+(computed exactly, see :func:`pufferfish_pgm.distributions._w_infinity.exact_w_infinity`).
 
 A two-state :class:`Histogram` is the vector ``(N - c, c)``: its L1 transport distances are
 twice those of the count ``c``, so each bar gets Laplace(2 W(c) / ε). Histograms over more
@@ -28,10 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._secret_batch import MAX_GRID
-from ..audit import audit, report_from_groups
 from ..distributions import optimal_plan
-from ._pairwise import PairLayout, PairValue, scalar_view
+from ..privacy_loss import audit
+from ..privacy_loss._audit import report_from_groups
+from ..privacy_loss._pair_rows import MAX_GRID
+from ._pair_laws import PairLayout, PairValue, scalar_view
 from .base import Calibration, Mechanism
 
 __all__ = ["WassersteinMechanism", "distance_evidence"]
@@ -61,7 +62,7 @@ def attach_audit(framework: Any, query: Any, layout: PairLayout, scale: float,
     return evidence
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WassersteinMechanism(Mechanism):
     """``F + Laplace(W/ε)`` with ``W`` the largest ∞-Wasserstein distance between secrets.
 

@@ -1,0 +1,111 @@
+"""Command line: ``pufferfish-pgm {demo,plan,calibrate,release,audit,compare}``.
+
+A thin layer over the public API. Errors in the input print one line on stderr and exit with
+code 2; ``--json`` prints machine-readable output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import PufferfishError
+
+__all__ = ["main", "run"]
+
+MECHANISMS = ("mqm", "group", "entry", "wasserstein", "kantorovich", "kantorovich-relaxed",
+              "exact")
+
+
+class _UsageError(PufferfishError, ValueError):
+    """Bad command-line usage."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+        raise _UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="a .bif/.xml network or a chain .json (default: bundled "
+                                   "activity chain)")
+    p.add_argument("--epsilon", type=float, default=1.0, help="privacy parameter (default 1)")
+    p.add_argument("--nodes", help="comma-separated secret nodes (default: all nodes)")
+    p.add_argument("--query", help="count:STATE, histogram or linear:STATE=W,STATE=W "
+                                   "(default: count of the model's demo state)")
+    p.add_argument("--renormalize", type=float, default=1e-6,
+                   help="rescale CPD columns off by at most this much (default 1e-6)")
+    p.add_argument("--length", type=int, help="override the length of a chain model")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    parser = _Parser(prog="pufferfish-pgm", description="Pufferfish privacy for data modelled "
+                     "by Bayesian networks and Markov chains.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, text in [("demo", "calibrate every mechanism on the bundled activity chain, "
+                                "release a sample day, print a table"),
+                       ("plan", "Markov quilts per secret node"),
+                       ("calibrate", "noise scale of one mechanism"),
+                       ("release", "release noisy answers for data in a CSV file"),
+                       ("audit", "exact realised epsilon of a Laplace scale or a mechanism"),
+                       ("compare", "all mechanisms side by side")]:
+        p = sub.add_parser(name, help=text, description=text)
+        _common(p)
+        if name in ("calibrate", "release", "audit"):
+            p.add_argument("--mechanism", choices=MECHANISMS, default="mqm")
+        if name == "release":
+            p.add_argument("--data", required=True, help="CSV: one row per user; columns are "
+                                                         "nodes (network) or time steps (chain)")
+            p.add_argument("--aggregate", action="store_true",
+                           help="one noisy total over users instead of one per user")
+            p.add_argument("--seed", type=int, help="seeded noise (reproducible, NOT for "
+                                                    "production)")
+        if name == "audit":
+            p.add_argument("--scale", type=float, help="audit this Laplace scale instead")
+        if name in ("compare", "plan", "audit"):
+            p.add_argument("--plot", help="write a PNG picture to this path")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (0 ok, 2 bad input)."""
+    try:
+        args = build_parser().parse_args(argv)
+        from . import _commands
+
+        result = getattr(_commands, args.command)(args)
+        _print(result, args.json)
+        return 0
+    except PufferfishError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as err:  # e.g. unreadable CSV, matplotlib missing
+        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+
+
+def _print(result: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result["json"], indent=1, default=_jsonable))
+    else:
+        print(result["text"])
+
+
+def _jsonable(x: Any) -> Any:
+    if hasattr(x, "tolist"):
+        return x.tolist()
+    return str(x)
+
+
+def run() -> None:
+    """Console-script entry point."""
+    raise SystemExit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,30 @@
+"""The exact auditor and its kernels (DESIGN §3.7): the realised ε of Laplace releases over every
+secret pair and scenario of a finite class, exact at every noise scale
+(``docs/auditor-precision.md``); the one calibrator that finds the smallest passing scale;
+the loss between two explicit laws.
+"""
+
+from ._audit import AuditReport, PairAudit, audit, audit_releases, release_layout
+from ._bisection import (
+    exact_laplace_scale,
+    noiseless_epsilon,
+    pair_noiseless,
+    scale_floor,
+    smallest_passing_scale,
+)
+from ._pair_loss import discrete_laplace_pair_epsilon, laplace_pair_epsilon
+
+__all__ = [
+    "AuditReport",
+    "PairAudit",
+    "audit",
+    "audit_releases",
+    "discrete_laplace_pair_epsilon",
+    "exact_laplace_scale",
+    "laplace_pair_epsilon",
+    "noiseless_epsilon",
+    "pair_noiseless",
+    "release_layout",
+    "scale_floor",
+    "smallest_passing_scale",
+]

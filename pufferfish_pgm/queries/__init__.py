@@ -1,0 +1,29 @@
+"""Queries (counts, integer linear queries, histograms) and their exact laws given a secret
+(DESIGN §3.6): forward–backward with a count axis on chains, variable elimination with
+polynomial factors on networks, all in log space.
+"""
+
+from ._laws import (
+    CountPmf,
+    JointPmf,
+    fixed_start_variants,
+    joint_query_log_pmf,
+    log_joint_engine,
+    query_distribution,
+    query_log_pmf,
+)
+from ._queries import Count, Histogram, LinearQuery, Query
+
+__all__ = [
+    "Count",
+    "CountPmf",
+    "Histogram",
+    "JointPmf",
+    "LinearQuery",
+    "Query",
+    "fixed_start_variants",
+    "joint_query_log_pmf",
+    "log_joint_engine",
+    "query_distribution",
+    "query_log_pmf",
+]

@@ -1,0 +1,189 @@
+"""Queries: counts, integer-weighted linear queries and histograms over the model's nodes.
+
+Every query here is a sum over nodes, ``F = Σ_v w_v(X_v)``, where ``w_v`` gives a number per
+state of node v. Its Lipschitz constant L (the most F moves when one node changes) drives
+the noise of the Markov Quilt Mechanism and the baselines.
+
+Examples
+--------
+>>> from pufferfish_pgm.scenarios import MarkovChainScenario
+>>> mc = MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 3, states=["rest", "walk"])
+>>> q = Count("walk")
+>>> q.lipschitz, q.weight_table(mc).tolist()
+(1.0, [[0.0, 1.0], [0.0, 1.0], [0.0, 1.0]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidParameterError, ParameterTypeError
+from ..scenarios import as_class
+
+__all__ = ["Count", "Histogram", "LinearQuery", "Query"]
+
+
+def _nodes(cls: Any, nodes: tuple | None) -> tuple:
+    if nodes is None:
+        return tuple(cls.nodes)
+    out = tuple(cls.members[0].check_node(v) for v in nodes)
+    if len(set(out)) != len(out):
+        twice = next(v for i, v in enumerate(out) if v in out[:i])
+        raise InvalidParameterError(
+            f"node {twice!r} is listed twice in the query's nodes; list each node once (a "
+            "node counted twice would double the query's sensitivity)"
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class LinearQuery:
+    """``F = Σ_{v in nodes} weights[X_v]`` for a dict ``weights`` state -> number.
+
+    States missing from ``weights`` weigh 0. ``integer=True`` (the default) requires integer
+    weights, which the exact engine needs.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> mc = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 2, states=["a", "b"])
+    >>> LinearQuery({"a": 2, "b": -1}).lipschitz_for(mc)
+    3.0
+    """
+
+    weights: tuple
+    nodes: tuple | None = None
+    integer: bool = True
+
+    def __init__(self, weights: Mapping, nodes: Any = None, integer: bool = True) -> None:
+        if not isinstance(weights, Mapping) or not weights:
+            raise ParameterTypeError(f"weights must be a non-empty dict state -> number, got "
+                                     f"{weights!r}")
+        for s, w in weights.items():
+            if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)):
+                raise ParameterTypeError(f"the weight of state {s!r} is {w!r}; use a number")
+            if not np.isfinite(w):
+                raise InvalidParameterError(f"the weight of state {s!r} is {w!r}; use a finite "
+                                            "number")
+            if integer and float(w) != int(w):
+                raise InvalidParameterError(
+                    f"the weight of state {s!r} is {w!r}, not an integer; the exact engine needs "
+                    "integer weights (scale them, or pass integer=False for MQM-only use)"
+                )
+        object.__setattr__(self, "weights", tuple(weights.items()))
+        object.__setattr__(self, "nodes", None if nodes is None else tuple(nodes))
+        object.__setattr__(self, "integer", bool(integer))
+
+    @property
+    def name(self) -> str:
+        return "linear(" + ", ".join(f"{s}:{w}" for s, w in self.weights) + ")"
+
+    def weights_of(self, scenarios: Any, node: Any) -> np.ndarray:
+        """Weights of ``node``'s states (length = its number of states), in model order."""
+        cls = as_class(scenarios)
+        row = np.zeros(len(cls.states_of(node)))
+        for s, w in self.weights:
+            row[cls.state_index(node, s)] = w
+        return row
+
+    def weight_table(self, scenarios: Any) -> np.ndarray:
+        """Array ``(len(nodes), max k)`` of weights per node and state (order of ``nodes``).
+
+        Rows of nodes with fewer states are padded with zeros on the right.
+        """
+        cls = as_class(scenarios)
+        rows = [self.weights_of(cls, v) for v in _nodes(cls, self.nodes)]
+        table = np.zeros((len(rows), max(len(r) for r in rows)))
+        for i, r in enumerate(rows):
+            table[i, :len(r)] = r
+        return table
+
+    def node_list(self, scenarios: Any) -> tuple:
+        """The nodes the query sums over."""
+        return _nodes(as_class(scenarios), self.nodes)
+
+    def lipschitz_for(self, scenarios: Any) -> float:
+        """The most F changes when a single node changes state."""
+        cls = as_class(scenarios)
+        spans = [np.ptp(self.weights_of(cls, v)) for v in _nodes(cls, self.nodes)]
+        return float(max(spans, default=0.0))
+
+
+@dataclass(frozen=True)
+class Count(LinearQuery):
+    """Number of nodes (all when ``nodes`` is None) in ``state``; L = 1.
+
+    Examples
+    --------
+    >>> Count("walk").name
+    'count(walk)'
+    """
+
+    state: Any = None
+
+    def __init__(self, state: Any, nodes: Any = None) -> None:
+        super().__init__({state: 1}, nodes)
+        object.__setattr__(self, "state", state)
+
+    @property
+    def name(self) -> str:
+        return f"count({self.state})"
+
+    @property
+    def lipschitz(self) -> float:
+        return 1.0
+
+    def lipschitz_for(self, scenarios: Any) -> float:
+        cls = as_class(scenarios)
+        nodes = _nodes(cls, self.nodes)
+        if cls.kind == "chain":  # one shared state space: check the state once
+            cls.state_index(nodes[0], self.state)
+        else:
+            for v in nodes:
+                cls.state_index(v, self.state)
+        return 1.0
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """The count of every state: a vector; one node change moves one unit between two bars.
+
+    L = 2 in L1, so each bar gets Laplace(2σ) with σ computed for L = 1.
+
+    Examples
+    --------
+    >>> Histogram().lipschitz
+    2.0
+    """
+
+    nodes: tuple | None = None
+
+    @property
+    def name(self) -> str:
+        return "histogram"
+
+    @property
+    def lipschitz(self) -> float:
+        return 2.0
+
+    def lipschitz_for(self, scenarios: Any) -> float:
+        return 2.0
+
+    def node_list(self, scenarios: Any) -> tuple:
+        return _nodes(as_class(scenarios), self.nodes)
+
+    def bars(self, scenarios: Any) -> tuple[Count, ...]:
+        """One Count per state of the (shared) state space."""
+        cls = as_class(scenarios)
+        nodes = self.node_list(cls)
+        states = cls.states_of(nodes[0])
+        if any(cls.states_of(v) != states for v in nodes):
+            raise InvalidParameterError("a histogram needs nodes that share one state space")
+        return tuple(Count(s, self.nodes) for s in states)
+
+
+Query = Any  # LinearQuery | Count | Histogram

@@ -1,0 +1,257 @@
+"""Markov quilts for Bayesian networks: candidates, partitions and the planner (DESIGN §3.2).
+
+A Markov quilt X_Q of X_i splits the nodes into nearby X_N (which holds X_i), the quilt and
+remote X_R, with X_R ⟂ X_i | X_Q in every θ: here X_R is every node d-separated from X_i by
+X_Q in the DAG of every member of the class (as large as allowed), and X_N is the rest.
+
+Candidate quilts of a node, built on the skeleton (the undirected graph of all members):
+
+* per-branch distances: the skeleton minus the node falls into branches (components); each
+  branch contributes its nodes at graph distance d_j from the node, or nothing (the whole
+  branch stays nearby), with d_j chosen independently per branch. On a chain this is every
+  (left, right) pair of quilt nodes, so the planner matches the chain planner exactly;
+* distance spheres (all nodes at distance d) and the Markov blanket;
+* the empty quilt, whose remote set is every node independent of X_i;
+* the caller's own candidates (``extra_quilts``: node -> iterable of quilts).
+
+A quilt whose joint table has more than ``max_quilt_states`` cells is skipped (and counted in
+the plan's evidence), never computed. The per-branch product is cut at ``max_candidates``.
+
+Examples
+--------
+>>> from pufferfish_pgm.scenarios import BayesianNetworkScenario, default_model_path
+>>> asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
+>>> nearby, quilt, remote = partition(asia, "lung", ["smoke", "either"])
+>>> nearby, remote     # observing the collider 'either' links 'lung' to 'tub' and 'asia'
+(('asia', 'tub', 'lung'), ('bronc', 'xray', 'dysp'))
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from ..errors import InvalidParameterError
+from ..scenarios import MarkovChainScenario, as_class
+from ..secrets import NodeSecret, compile_secrets
+from ._influence import member_influence, ordered_pairs, quilt_table_size
+from ._plan import PlanEntry
+
+__all__ = ["NetworkPlan", "candidate_quilts", "class_dags", "d_connected", "d_separated",
+           "partition", "plan_network"]
+
+
+def _edges(member: Any) -> frozenset:
+    if isinstance(member, MarkovChainScenario):
+        return frozenset((t - 1, t) for t in range(1, member.length))
+    return frozenset(member.edges())
+
+
+def class_dags(scenarios: Any) -> list[nx.DiGraph]:
+    """The distinct DAGs of the class's members (a chain is the path 0 -> 1 -> ...)."""
+    cls = as_class(scenarios)
+    out = []
+    for edges in dict.fromkeys(_edges(m) for m in cls):
+        dag = nx.DiGraph()
+        dag.add_nodes_from(cls.nodes)
+        dag.add_edges_from(sorted(edges, key=repr))
+        out.append(dag)
+    return out
+
+
+def d_separated(dag: nx.DiGraph, x: set, y: set, z: set) -> bool:
+    """networkx's d-separation test (``is_d_separator`` or, before 3.3, ``d_separated``)."""
+    test = getattr(nx, "is_d_separator", None) or nx.d_separated
+    return bool(test(dag, set(x), set(y), set(z)))
+
+
+def d_connected(dag: nx.DiGraph, source: Any, given: Iterable) -> set:
+    """Nodes d-connected to ``source`` given ``given`` (reachability of active trails).
+
+    A trail arriving at v from a child continues to v's parents and children unless v is
+    observed; arriving from a parent it continues to the children unless v is observed, and
+    to the parents if v is observed or has an observed descendant (a collider).
+
+    Examples
+    --------
+    >>> dag = nx.DiGraph([("a", "c"), ("b", "c")])
+    >>> sorted(d_connected(dag, "a", [])), sorted(d_connected(dag, "a", ["c"]))
+    (['c'], ['b'])
+    """
+    given = set(given)
+    lit, stack = set(given), list(given)
+    while stack:
+        for p in dag.predecessors(stack.pop()):
+            if p not in lit:
+                lit.add(p)
+                stack.append(p)
+    seen, reach, todo = set(), set(), [(source, True)]
+    while todo:
+        v, up = todo.pop()
+        if (v, up) in seen:
+            continue
+        seen.add((v, up))
+        if v not in given:
+            reach.add(v)
+            todo.extend((c, False) for c in dag.successors(v))
+            if up:
+                todo.extend((p, True) for p in dag.predecessors(v))
+        if not up and v in lit:
+            todo.extend((p, True) for p in dag.predecessors(v))
+    return reach - {source}
+
+
+def _split(dags: list, nodes: tuple, node: Any, quilt: frozenset) -> tuple[tuple, tuple]:
+    connected = set().union(*(d_connected(d, node, quilt) for d in dags))
+    nearby = tuple(v for v in nodes if v == node or (v in connected and v not in quilt))
+    remote = tuple(v for v in nodes if v != node and v not in connected and v not in quilt)
+    return nearby, remote
+
+
+def partition(scenarios: Any, node: Any, quilt: Iterable) -> tuple[tuple, tuple, tuple]:
+    """(nearby, quilt, remote) for ``quilt`` as a Markov quilt of ``node``, in model order."""
+    cls = as_class(scenarios)
+    node = cls.members[0].check_node(node)
+    q = frozenset(cls.members[0].check_node(v) for v in quilt)
+    if node in q:
+        raise InvalidParameterError(f"the quilt {sorted(map(str, q))} contains node {node!r}")
+    nearby, remote = _split(class_dags(cls), tuple(cls.nodes), node, q)
+    return nearby, tuple(v for v in cls.nodes if v in q), remote
+
+
+def _markov_blanket(dag: nx.DiGraph, node: Any) -> frozenset:
+    children = set(dag.successors(node))
+    spouses = {p for c in children for p in dag.predecessors(c)}
+    return frozenset((set(dag.predecessors(node)) | children | spouses) - {node})
+
+
+def _branch_options(graph: nx.Graph, node: Any, rank: dict) -> list[list]:
+    dist = nx.single_source_shortest_path_length(graph, node)
+    rest = graph.subgraph(v for v in graph if v != node)
+    branches = [c for c in nx.connected_components(rest) if set(graph[node]) & c]
+    options = []
+    for comp in sorted(branches, key=lambda c: min(rank[v] for v in c)):
+        depths = sorted({dist[v] for v in comp})
+        options.append([None] + [frozenset(v for v in comp if dist[v] == d) for d in depths])
+    return options
+
+
+def candidate_quilts(scenarios: Any, node: Any, *, max_candidates: int = 20_000,
+                     extra: Iterable[Iterable] = ()) -> tuple[list[frozenset], bool]:
+    """Candidate quilts of ``node`` (see the module docstring) and whether the cut applied.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> bn = MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 4).to_bayesian_network()
+    >>> sorted(sorted(q) for q in candidate_quilts(bn, 1)[0])
+    [[0], [0, 2], [0, 3], [2], [3]]
+    """
+    cls = as_class(scenarios)
+    dags, rank = class_dags(cls), {v: r for r, v in enumerate(cls.nodes)}
+    graph = nx.Graph()
+    graph.add_nodes_from(cls.nodes)
+    for dag in dags:
+        graph.add_edges_from(dag.edges())
+    found = dict.fromkeys(_markov_blanket(d, node) for d in dags)
+    dist = nx.single_source_shortest_path_length(graph, node)
+    for d in range(1, max(dist.values()) + 1):
+        found[frozenset(v for v, dv in dist.items() if dv == d)] = None
+    combos = itertools.product(*_branch_options(graph, node, rank))
+    taken = list(itertools.islice(combos, max_candidates + 1))
+    for combo in taken[:max_candidates]:
+        found[frozenset().union(*(c for c in combo if c is not None))] = None
+    for q in extra:
+        found[frozenset(cls.members[0].check_node(v) for v in q)] = None
+    found.pop(frozenset(), None)
+    if any(node in q for q in found):
+        raise InvalidParameterError(f"a candidate quilt of node {node!r} contains the node")
+    return list(found), len(taken) > max_candidates
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    """The planner's result: entries (one per secret node) and what limited the search.
+
+    ``skipped`` maps a node to the number of promising candidates left out because their
+    joint table exceeds ``max_quilt_states``; ``cut`` lists nodes whose candidate list was cut
+    at ``max_candidates``.
+    """
+
+    entries: tuple
+    skipped: dict
+    cut: tuple
+
+
+def _options(cls: Any, dags: list, node: Any, quilts: list, weight: Counter) -> list[tuple]:
+    nodes = tuple(cls.nodes)
+    rows = []
+    for q in [frozenset(), *quilts]:
+        nearby, remote = _split(dags, nodes, node, q)
+        card = sum(weight[v] for v in nearby)
+        rows.append((card, quilt_table_size(cls, q), q, nearby, remote))
+    rows.sort(key=lambda r: (r[0], r[1], sorted(map(repr, r[2]))))
+    return rows
+
+
+def _plan_node(framework: Any, node: Any, weight: Counter, epsilon: float, settings: dict,
+               dags: list) -> tuple[PlanEntry, int, bool]:
+    cls = framework.scenarios
+    extra = settings["extra_quilts"].get(node, ()) if settings["extra_quilts"] else ()
+    quilts, cut = candidate_quilts(cls, node, max_candidates=settings["max_candidates"],
+                                   extra=extra)
+    pairs = ordered_pairs(framework, node)
+    best = PlanEntry(node=node, quilt=(), nearby=tuple(cls.nodes), remote=(), influence=0.0,
+                     sigma=sum(weight.values()) / epsilon, trivial=True)
+    skipped = 0
+    for card, size, q, nearby, remote in _options(cls, dags, node, quilts, weight):
+        if card / epsilon >= best.sigma:
+            break  # sorted by card, and σ >= card / ε for every later option
+        if size > settings["max_quilt_states"]:
+            skipped += 1
+            continue
+        e = max(0.0, max(member_influence(m, node, tuple(q), pairs) for m in cls)) if q else 0.0
+        if e < epsilon and card / (epsilon - e) < best.sigma:
+            best = PlanEntry(node=node, quilt=tuple(v for v in cls.nodes if v in q),
+                             nearby=nearby, remote=remote, influence=e,
+                             sigma=card / (epsilon - e), trivial=not q)
+    return best, skipped, cut
+
+
+def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states: int = 10**6,
+                 extra_quilts: Mapping | None = None,
+                 max_candidates: int = 20_000) -> NetworkPlan:
+    """The best quilt of every secret node of a network class (σ for L = 1).
+
+    ``card`` counts the nearby nodes the query sums over (the MQM proof needs only the query's
+    sensitivity to the nearby block). Each chosen partition is checked with networkx's
+    d-separation test in every member's DAG.
+    """
+
+    compile_secrets(framework)  # refuses joint-only impossibilities as everywhere else
+    cls = framework.scenarios
+    if any(not isinstance(s, NodeSecret) for p in framework.pairs for s in (p.first, p.second)):
+        raise InvalidParameterError(
+            "the Markov quilt mechanism protects single-node secrets; the framework has a joint "
+            "secret pair (use the exact or Wasserstein mechanism for joint secrets)")
+    dags = class_dags(cls)
+    weight = Counter(query.node_list(cls))  # a node listed twice counts twice
+    settings = {"max_quilt_states": max_quilt_states, "extra_quilts": extra_quilts,
+                "max_candidates": max_candidates}
+    entries, skipped, cut = [], {}, []
+    for node in framework.secret_nodes:
+        entry, n_skipped, was_cut = _plan_node(framework, node, weight, epsilon, settings, dags)
+        if entry.remote and not all(d_separated(d, {node}, set(entry.remote), set(entry.quilt))
+                                    for d in dags):
+            raise RuntimeError(f"internal error: the quilt of {node!r} does not separate")
+        entries.append(entry)
+        if n_skipped:
+            skipped[node] = n_skipped
+        if was_cut:
+            cut.append(node)
+    return NetworkPlan(entries=tuple(entries), skipped=skipped, cut=tuple(cut))

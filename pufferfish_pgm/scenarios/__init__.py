@@ -1,0 +1,26 @@
+"""Data-evolution scenarios, the attacker's beliefs (DESIGN §1, §3.3): Bayesian networks from pgmpy
+or model files (the only module that imports pgmpy is ``_pgmpy``), Markov chains with fixed,
+stationary or arbitrary starts, finite classes of them, fitting chains from data and the
+bundled model files.
+"""
+
+from ._model_files import DEFAULT_MODEL, default_model_path, load_scenarios, save_chain_class
+from ._scenarios import (
+    BayesianNetworkScenario,
+    MarkovChainScenario,
+    Scenario,
+    ScenarioClass,
+    as_class,
+)
+
+__all__ = [
+    "BayesianNetworkScenario",
+    "DEFAULT_MODEL",
+    "MarkovChainScenario",
+    "Scenario",
+    "ScenarioClass",
+    "as_class",
+    "default_model_path",
+    "load_scenarios",
+    "save_chain_class",
+]

@@ -1,0 +1,173 @@
+"""Fitting Markov chains to observed state sequences (maximum likelihood with pseudocounts)."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
+
+__all__ = ["as_sequences", "fit_chain", "fit_groups"]
+
+
+def _is_sequence(x: Any) -> bool:
+    return hasattr(x, "__len__") and not isinstance(x, (str, bytes, dict))
+
+
+def as_sequences(data: Any) -> list[list]:
+    """Normalise one or many sequences into a list of Python lists.
+
+    Accepts a single sequence (list, numpy 1-D array, pandas Series), many sequences (a list of
+    those, a 2-D numpy array with one sequence per row) or a pandas DataFrame (one sequence per
+    column).
+
+    Examples
+    --------
+    >>> as_sequences([0, 1, 1])
+    [[0, 1, 1]]
+    >>> as_sequences([[0, 1], [1, 1, 0]])
+    [[0, 1], [1, 1, 0]]
+    """
+    if type(data).__name__ == "DataFrame":
+        return [data[c].tolist() for c in data.columns]
+    if isinstance(data, np.ndarray):
+        return [data.tolist()] if data.ndim == 1 else [row.tolist() for row in data]
+    if type(data).__name__ == "Series":
+        return [data.tolist()]
+    if not _is_sequence(data):
+        raise ParameterTypeError(
+            f"expected a sequence of states or a list of sequences, got {type(data).__name__}"
+        )
+    items = list(data)
+    if items and all(_is_sequence(x) for x in items):
+        return [list(x.tolist() if hasattr(x, "tolist") else x) for x in items]
+    return [items]
+
+
+def _is_na(value: Any) -> bool:
+    """pandas' missing-value markers (pd.NA, pd.NaT) and numpy's NaT, without importing pandas."""
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, (np.datetime64, np.timedelta64)) and np.isnat(value)
+
+
+def _check_values(seqs: list[list]) -> None:
+    for r, seq in enumerate(seqs):
+        if not seq:
+            raise InvalidDataError(f"sequence {r} is empty; drop it or give at least one state")
+        for t, v in enumerate(seq):
+            if v is None or (isinstance(v, float) and np.isnan(v)) or _is_na(v):
+                raise InvalidDataError(
+                    f"sequence {r} has a missing value ({v!r}) at position {t}; fill or drop it"
+                )
+
+
+def _state_list(seqs: list[list], states: Sequence | None) -> tuple:
+    if states is not None:
+        names = tuple(states)
+        known = set(names)
+        for r, seq in enumerate(seqs):
+            for t, v in enumerate(seq):
+                if v not in known:
+                    raise InvalidDataError(
+                        f"sequence {r}, position {t}: state {v!r} is not among the given states "
+                        f"{list(names)}; add it to states or clean the data"
+                    )
+        return names
+    found = {v for seq in seqs for v in seq}
+    try:
+        return tuple(sorted(found))
+    except TypeError:
+        return tuple(sorted(found, key=repr))
+
+
+def _counts(seqs: list[list], names: tuple) -> tuple[np.ndarray, np.ndarray]:
+    index = {s: i for i, s in enumerate(names)}
+    k = len(names)
+    trans = np.zeros((k, k))
+    first = np.zeros(k)
+    for seq in seqs:
+        codes = np.fromiter((index[v] for v in seq), dtype=np.int64, count=len(seq))
+        first[codes[0]] += 1
+        np.add.at(trans, (codes[:-1], codes[1:]), 1.0)
+    return trans, first
+
+
+def fit_chain(cls: type, sequences: Any, *, length: int | None, states: Sequence | None,
+              pseudocount: float, initial: str, name: str) -> Any:
+    """Maximum-likelihood transition and initial estimates.
+
+    ``P[s, t] = (n(s→t) + c) / (n(s→·) + k c)`` with pseudocount ``c``. ``initial`` is
+    ``"empirical"`` (frequencies of first states, with the same pseudocount), ``"stationary"``
+    or ``"any"``. ``length`` defaults to the longest sequence.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> mc = fit_chain(MarkovChainScenario, [[0, 1, 1, 1]], length=None, states=None,
+    ...                pseudocount=0.0, initial="empirical", name="x")
+    >>> mc.transition.tolist(), mc.initial.tolist(), mc.length
+    ([[0.0, 1.0], [0.0, 1.0]], [1.0, 0.0], 4)
+    """
+    if isinstance(pseudocount, bool) or not isinstance(pseudocount, numbers.Real):
+        raise ParameterTypeError(
+            f"pseudocount must be a number, got the {type(pseudocount).__name__} {pseudocount!r}"
+        )
+    if not np.isfinite(pseudocount) or pseudocount < 0:
+        raise InvalidParameterError(
+            f"pseudocount must be a finite number >= 0, got {pseudocount!r}"
+        )
+    seqs = as_sequences(sequences)
+    if not seqs:
+        raise InvalidDataError("no sequences given; pass at least one sequence of states")
+    _check_values(seqs)
+    names = _state_list(seqs, states)
+    trans, first = _counts(seqs, names)
+    trans += pseudocount
+    rows = trans.sum(axis=1)
+    if (rows == 0).any():
+        s = names[int(np.argmax(rows == 0))]
+        raise InvalidDataError(
+            f"state {s!r} is never followed by another state in the data, so its transition row "
+            "is unknown; pass pseudocount > 0 or more data"
+        )
+    start: Any = initial
+    if initial == "empirical":
+        start = (first + pseudocount) / (first + pseudocount).sum()
+    size = length if length is not None else max(len(s) for s in seqs)
+    return cls(trans / rows[:, None], start, size, names, name=name)
+
+
+def fit_groups(class_type: type, chain_type: type, sequences: Sequence, groups: Sequence,
+               **options: Any) -> Any:
+    """One chain per group label, all over the union of observed (or given) states."""
+    unknown = sorted(set(options) - {"states", "length", "pseudocount", "initial"})
+    if unknown:
+        raise ParameterTypeError(
+            f"fit_groups() got unexpected options {unknown}; it accepts states, length, "
+            "pseudocount and initial"
+        )
+    seqs = as_sequences(sequences)
+    labels = list(groups)
+    if len(labels) != len(seqs):
+        raise InvalidDataError(
+            f"{len(seqs)} sequences but {len(labels)} group labels; give one label per sequence"
+        )
+    _check_values(seqs)
+    states = options.pop("states", None)
+    names = _state_list(seqs, states)
+    order = list(dict.fromkeys(labels))
+    members = []
+    for g in order:
+        mine = [s for s, lab in zip(seqs, labels, strict=True) if lab == g]
+        members.append(fit_chain(chain_type, mine, states=names, name=str(g),
+                                 length=options.get("length"),
+                                 pseudocount=options.get("pseudocount", 0.0),
+                                 initial=options.get("initial", "empirical")))
+    if options.get("length") is None:
+        size = max(m.length for m in members)
+        members = [m.with_length(size) for m in members]
+    return class_type(members)

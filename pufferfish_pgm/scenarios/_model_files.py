@@ -1,0 +1,89 @@
+"""Loading scenario classes from files: BIF / XMLBIF networks and chain JSON.
+
+Chain JSON (``"format": "pufferfish_pgm.chain_class/1"``)::
+
+    {"states": ["sleep", "sit"], "length": 288,
+     "members": [{"name": "weekday", "transition": [[0.9, 0.1], [0.2, 0.8]],
+                  "initial": "stationary"}]}
+
+A single chain may also be written without ``members`` (``transition`` and ``initial`` at the
+top level).
+
+Examples
+--------
+>>> cls = load_scenarios(default_model_path("activity_chain.json"))
+>>> len(cls), cls.kind, cls.nodes[-1]
+(2, 'chain', 287)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import ModelFileError, ModelFileNotFoundError, PufferfishError
+from ._scenarios import (
+    BayesianNetworkScenario,
+    MarkovChainScenario,
+    ScenarioClass,
+    default_model_path,
+)
+
+__all__ = ["DEFAULT_MODEL", "default_model_path", "load_scenarios", "save_chain_class"]
+
+DEFAULT_MODEL = "activity_chain.json"
+
+
+def load_scenarios(path: str | Path | None = None, *, renormalize: float = 0.0,
+                   length: int | None = None) -> ScenarioClass:
+    """Load a scenario class from a ``.bif``/``.xml`` network or a chain ``.json`` file.
+
+    ``None`` loads the bundled default (the activity chain). ``length`` overrides the length
+    of chains.
+    """
+    path = default_model_path(DEFAULT_MODEL) if path is None else Path(path)
+    if not path.is_file():
+        raise ModelFileNotFoundError(
+            f"model file {str(path)!r} does not exist; give a .bif, .xml or chain .json path"
+        )
+    if path.suffix.lower() == ".json":
+        return _load_chain_json(path, length)
+    return ScenarioClass(BayesianNetworkScenario.from_file(path, renormalize=renormalize))
+
+
+def _load_chain_json(path: Path, length: int | None) -> ScenarioClass:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ModelFileError(f"{str(path)!r} is not valid JSON ({err}); fix the file") from err
+    if not isinstance(doc, dict) or ("members" not in doc and "transition" not in doc):
+        raise ModelFileError(
+            f"{str(path)!r} has neither 'members' nor 'transition'; see the chain JSON format "
+            "in pufferfish_pgm.scenarios"
+        )
+    members = doc.get("members") or [doc]
+    chains = []
+    for i, m in enumerate(members):
+        try:
+            chains.append(MarkovChainScenario(
+                m["transition"], m.get("initial", doc.get("initial", "stationary")),
+                length or m.get("length", doc.get("length", 1)), m.get("states", doc.get("states")),
+                name=m.get("name", f"chain {i}")))
+        except KeyError as err:
+            raise ModelFileError(f"member {i} of {str(path)!r} has no {err}; add it") from None
+        except PufferfishError as err:
+            raise type(err)(f"{str(path)!r}, member {i}: {err}") from None
+    return ScenarioClass(chains)
+
+
+def save_chain_class(cls: ScenarioClass, path: str | Path, description: str = "") -> None:
+    """Write a class of chains (for example one fitted with ``fit_groups``) as chain JSON."""
+    doc: dict[str, Any] = {"format": "pufferfish_pgm.chain_class/1", "description": description,
+                           "states": list(cls.members[0].states),
+                           "length": cls.members[0].length, "members": []}
+    for m in cls:
+        init = m.initial if isinstance(m.initial, str) else m.initial.tolist()
+        doc["members"].append({"name": m.name, "transition": m.transition.tolist(),
+                               "initial": init})
+    Path(path).write_text(json.dumps(doc, indent=1), encoding="utf-8")

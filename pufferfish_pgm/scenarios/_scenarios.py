@@ -1,0 +1,401 @@
+"""Data-evolution scenarios: the attacker's priors as Bayesian networks or Markov chains.
+
+A scenario θ is one probability distribution over the data; a :class:`ScenarioClass` is a
+finite set Θ of scenarios that share nodes and state spaces.
+
+Examples
+--------
+>>> import numpy as np
+>>> mc = MarkovChainScenario(transition=[[0.9, 0.1], [0.2, 0.8]], initial="stationary",
+...                          length=3)
+>>> mc.initial.round(4).tolist(), mc.nodes
+([0.6667, 0.3333], (0, 1, 2))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._validation import positive_int
+from ..errors import (
+    InvalidModelError,
+    ModelFileNotFoundError,
+    ParameterTypeError,
+    ScenarioClassError,
+    UnknownNodeError,
+    UnknownStateError,
+)
+from . import _pgmpy
+from ._chain_validation import check_initial, check_stochastic, stationary_distribution
+from ._fit import fit_chain, fit_groups
+
+__all__ = ["BayesianNetworkScenario", "MarkovChainScenario", "Scenario", "ScenarioClass",
+           "as_class"]
+
+TOLERANCE = 1e-9
+
+
+class _Domain:
+    """Lookup of nodes and state indices shared by every scenario kind."""
+
+    nodes: tuple
+    name: str
+
+    def check_node(self, node: Any) -> Any:
+        if node not in self._node_set():
+            shown = list(self.nodes[:8]) + (["..."] if len(self.nodes) > 8 else [])
+            raise UnknownNodeError(
+                f"unknown node {node!r} in scenario {self.name!r}; its nodes are {shown}"
+            )
+        return node
+
+    def state_index(self, node: Any, state: Any) -> int:
+        """Index of ``state`` among the states of ``node``, with a clear error if unknown."""
+        states = self.states_of(self.check_node(node))  # type: ignore[attr-defined]
+        try:
+            return states.index(state)
+        except ValueError:
+            raise UnknownStateError(
+                f"node {node!r} has no state {state!r}; its states are {list(states)}"
+            ) from None
+
+    def _node_set(self) -> frozenset:
+        cache = self._cache  # type: ignore[attr-defined]
+        if "node_set" not in cache:
+            cache["node_set"] = frozenset(self.nodes)
+        return cache["node_set"]
+
+
+@dataclass(frozen=True, eq=False)
+class BayesianNetworkScenario(_Domain):
+    """A scenario given by a discrete Bayesian network (copied and strictly validated).
+
+    Parameters
+    ----------
+    model : pgmpy.models.DiscreteBayesianNetwork
+        The network. It is copied; later changes to it do not affect the scenario.
+    name : str, optional
+        A label used in plans and error messages.
+    renormalize : float, default 0
+        Columns of a CPD that sum to 1 only within this tolerance are rescaled to sum to 1
+        exactly (real BIF files are often off by ~1e-7). Columns off by more than
+        ``max(renormalize, 1e-9)`` raise :class:`InvalidModelError`.
+
+    Examples
+    --------
+    >>> bn = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
+    >>> len(bn.nodes), bn.states_of("either")
+    (8, ('yes', 'no'))
+    """
+
+    tables: _pgmpy.NetworkTables
+    name: str = "network"
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __init__(self, model: Any, *, name: str = "network", renormalize: float = 0.0) -> None:
+        tables = model if isinstance(model, _pgmpy.NetworkTables) else _pgmpy.tables_from_pgmpy(
+            model, renormalize=renormalize, tolerance=TOLERANCE)
+        object.__setattr__(self, "tables", tables)
+        object.__setattr__(self, "name", str(name))
+        object.__setattr__(self, "_cache", {})
+
+    @classmethod
+    def from_file(cls, path: str | Path, *, renormalize: float = 0.0,
+                  name: str | None = None) -> BayesianNetworkScenario:
+        """Load a BIF or XMLBIF file (see the class for ``renormalize``)."""
+        tables = _pgmpy.read_network_file(path, renormalize=renormalize, tolerance=TOLERANCE)
+        return cls(tables, name=name or Path(path).stem)
+
+    @property
+    def nodes(self) -> tuple:
+        """Nodes in a topological order."""
+        return self.tables.nodes
+
+    def states_of(self, node: Any) -> tuple:
+        return self.tables.states[self.check_node(node)]
+
+    def parents_of(self, node: Any) -> tuple:
+        """The parents of ``node`` in the order of the axes of its CPT."""
+        return self.tables.parents[self.check_node(node)]
+
+    def cpt(self, node: Any) -> np.ndarray:
+        """A copy of P(node | parents) with axes ``(node, *parents)``."""
+        return self.tables.cpts[self.check_node(node)].copy()
+
+    def edges(self) -> list[tuple]:
+        """Directed edges (parent, child)."""
+        return [(p, v) for v in self.nodes for p in self.tables.parents[v]]
+
+    def to_pgmpy(self) -> Any:
+        """A fresh pgmpy ``DiscreteBayesianNetwork`` with the validated tables."""
+        return _pgmpy.tables_to_pgmpy(self.tables)
+
+
+@dataclass(frozen=True, eq=False)
+class MarkovChainScenario(_Domain):
+    """A time-homogeneous Markov chain X_0, ..., X_{T-1} over k states.
+
+    Parameters
+    ----------
+    transition : array_like (k, k) or pgmpy.models.MarkovChain
+        Row-stochastic matrix ``P[s, t] = P(X_{n+1}=t | X_n=s)`` (rows sum to 1 within 1e-9).
+    initial : array_like, "stationary" or "any"
+        Distribution of X_0; ``"any"`` means every initial distribution (the worst case is
+        taken wherever it matters). With a pgmpy chain, its start state is used if it has one.
+    length : int
+        T >= 1, the number of time steps (nodes 0..T-1).
+    states : sequence, optional
+        State names; 0..k-1 when omitted.
+
+    Examples
+    --------
+    >>> mc = MarkovChainScenario(transition=[[0.9, 0.1], [0.5, 0.5]], initial=[1, 0],
+    ...                          length=4, states=["rest", "walk"])
+    >>> mc.marginal(2).round(3).tolist()
+    [0.86, 0.14]
+    """
+
+    transition: np.ndarray
+    initial: np.ndarray | str
+    length: int
+    states: tuple
+    name: str = "chain"
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __init__(self, transition: Any, initial: Any = "stationary", length: int = 1,
+                 states: Sequence | None = None, *, name: str = "chain") -> None:
+        start = None
+        if type(transition).__name__ == "MarkovChain":
+            transition, default_states, start = _pgmpy.chain_from_pgmpy(transition)
+            states = states if states is not None else default_states
+            start = None if start is None else default_states.index(start)  # pgmpy's index
+        p = check_stochastic(transition)
+        k = p.shape[0]
+        names = tuple(range(k)) if states is None else tuple(states)
+        if len(names) != k or len(set(names)) != k:
+            raise InvalidModelError(
+                f"states must name the {k} states once each, got {list(names)}"
+            )
+        if start is not None and isinstance(initial, str) and initial == "stationary":
+            initial = np.eye(k)[start]
+        object.__setattr__(self, "transition", p)
+        object.__setattr__(self, "initial", self._resolve_initial(initial, p))
+        object.__setattr__(self, "length", positive_int("length", length))
+        object.__setattr__(self, "states", names)
+        object.__setattr__(self, "name", str(name))
+        object.__setattr__(self, "_cache", {})
+        self.transition.setflags(write=False)
+
+    @staticmethod
+    def _resolve_initial(initial: Any, p: np.ndarray) -> np.ndarray | str:
+        if isinstance(initial, str):
+            if initial == "stationary":
+                q = stationary_distribution(p)
+            elif initial == "any":
+                return "any"
+            else:
+                raise InvalidModelError(
+                    f"initial must be an array, 'stationary' or 'any', got {initial!r}"
+                )
+        else:
+            q = check_initial(initial, p.shape[0])
+        q.setflags(write=False)
+        return q
+
+    @property
+    def nodes(self) -> tuple:
+        """Time steps 0..T-1."""
+        return tuple(range(self.length))
+
+    @property
+    def k(self) -> int:
+        """Number of states."""
+        return self.transition.shape[0]
+
+    @property
+    def initial_is_any(self) -> bool:
+        """True when the class of all initial distributions is meant."""
+        return isinstance(self.initial, str)
+
+    def states_of(self, node: Any) -> tuple:
+        self.check_node(node)
+        return self.states
+
+    def check_node(self, node: Any) -> Any:
+        ok = isinstance(node, (int, np.integer)) and not isinstance(node, bool)
+        if not ok or not 0 <= node < self.length:
+            raise UnknownNodeError(
+                f"unknown node {node!r} in chain {self.name!r}; nodes are the time steps "
+                f"0..{self.length - 1}"
+            )
+        return int(node)
+
+    def power(self, n: int) -> np.ndarray:
+        """P^n (cached per scenario)."""
+        cache = self._cache.setdefault("powers", {})
+        if n not in cache:
+            cache[n] = np.linalg.matrix_power(self.transition, n)
+        return cache[n]
+
+    def marginal(self, t: int) -> np.ndarray:
+        """Distribution of X_t (needs a fixed initial distribution)."""
+        if self.initial_is_any:
+            raise InvalidModelError(
+                f"chain {self.name!r} has initial='any', so X_{t} has no single distribution; "
+                "give an initial distribution"
+            )
+        return self.initial @ self.power(self.check_node(t))
+
+    def to_bayesian_network(self) -> BayesianNetworkScenario:
+        """Unroll into a Bayesian network with nodes 0..T-1 (needs a fixed initial)."""
+        q0 = self.marginal(0)
+        cpts = {0: q0.copy()}
+        cpts.update({t: self.transition.T.copy() for t in range(1, self.length)})
+        tables = _pgmpy.NetworkTables(
+            nodes=self.nodes, states={t: self.states for t in self.nodes},
+            parents={t: (() if t == 0 else (t - 1,)) for t in self.nodes}, cpts=cpts)
+        return BayesianNetworkScenario(tables, name=f"{self.name} (unrolled)")
+
+    def with_length(self, length: int) -> MarkovChainScenario:
+        """The same chain over a different number of steps."""
+        return MarkovChainScenario(self.transition, self.initial, length, self.states,
+                                   name=self.name)
+
+    @classmethod
+    def fit(cls, sequences: Any, *, length: int | None = None, states: Sequence | None = None,
+            pseudocount: float = 0.0, initial: str = "empirical",
+            name: str = "fitted chain") -> MarkovChainScenario:
+        """Maximum-likelihood chain from one or many state sequences.
+
+        See :func:`pufferfish_pgm.scenarios._fit.fit_chain` for the estimator and its options.
+
+        Examples
+        --------
+        >>> mc = MarkovChainScenario.fit([["a", "a", "b", "b", "a"]])
+        >>> mc.states, mc.transition.tolist()
+        (('a', 'b'), [[0.5, 0.5], [0.5, 0.5]])
+        """
+
+        return fit_chain(cls, sequences, length=length, states=states,
+                         pseudocount=pseudocount, initial=initial, name=name)
+
+
+Scenario = BayesianNetworkScenario | MarkovChainScenario
+
+
+@dataclass(frozen=True, eq=False)
+class ScenarioClass:
+    """A finite class Θ of scenarios sharing nodes and state spaces.
+
+    Examples
+    --------
+    >>> a = MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 5)
+    >>> b = MarkovChainScenario([[0.6, 0.4], [0.4, 0.6]], "stationary", 5)
+    >>> len(ScenarioClass([a, b])), ScenarioClass([a, b]).kind
+    (2, 'chain')
+    """
+
+    members: tuple
+
+    def __init__(self, members: Iterable | Scenario) -> None:
+        if isinstance(members, (BayesianNetworkScenario, MarkovChainScenario)):
+            members = [members]
+        if isinstance(members, ScenarioClass):
+            members = members.members
+        members = tuple(members)
+        if not members:
+            raise ScenarioClassError("the scenario class is empty; give at least one scenario")
+        for m in members:
+            if not isinstance(m, (BayesianNetworkScenario, MarkovChainScenario)):
+                raise ParameterTypeError(
+                    f"a scenario class holds BayesianNetworkScenario or MarkovChainScenario "
+                    f"objects, got {type(m).__name__}"
+                )
+        _check_agree(members)
+        object.__setattr__(self, "members", members)
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def __iter__(self):
+        return iter(self.members)
+
+    def __getitem__(self, i: int) -> Scenario:
+        return self.members[i]
+
+    @property
+    def nodes(self) -> tuple:
+        return self.members[0].nodes
+
+    @property
+    def kind(self) -> str:
+        """``"chain"`` when every member is a Markov chain, else ``"network"``."""
+        chains = all(isinstance(m, MarkovChainScenario) for m in self.members)
+        return "chain" if chains else "network"
+
+    def states_of(self, node: Any) -> tuple:
+        return self.members[0].states_of(node)
+
+    def state_index(self, node: Any, state: Any) -> int:
+        return self.members[0].state_index(node, state)
+
+    @classmethod
+    def fit_groups(cls, sequences: Sequence, groups: Sequence, **options: Any) -> ScenarioClass:
+        """One chain per group of sequences (for example per cohort): a finite Θ from data.
+
+        Examples
+        --------
+        >>> seqs = [[0, 0, 1, 1], [0, 1, 0, 1], [1, 1, 1, 0], [0, 1, 1, 1]]
+        >>> cls = ScenarioClass.fit_groups(seqs, ["x", "y", "x", "y"], pseudocount=1.0)
+        >>> [m.name for m in cls]
+        ['x', 'y']
+        """
+
+        return fit_groups(cls, MarkovChainScenario, sequences, groups, **options)
+
+
+def _check_agree(members: tuple) -> None:
+    first = members[0]
+    for m in members[1:]:
+        if tuple(m.nodes) != tuple(first.nodes):
+            extra = set(m.nodes) ^ set(first.nodes)
+            raise ScenarioClassError(
+                f"scenarios {first.name!r} and {m.name!r} have different nodes (differing: "
+                f"{sorted(map(str, extra))[:5] or 'order'}); every member must share nodes"
+            )
+        for v in first.nodes if isinstance(first, BayesianNetworkScenario) else first.nodes[:1]:
+            if m.states_of(v) != first.states_of(v):
+                raise ScenarioClassError(
+                    f"node {v!r} has states {list(first.states_of(v))} in {first.name!r} but "
+                    f"{list(m.states_of(v))} in {m.name!r}; members must share state spaces"
+                )
+
+
+def as_class(scenarios: Any) -> ScenarioClass:
+    """Accept a single scenario, an iterable of scenarios or a ScenarioClass."""
+    return scenarios if isinstance(scenarios, ScenarioClass) else ScenarioClass(scenarios)
+
+
+def default_model_path(name: str) -> Path:
+    """Path of a model bundled with the package (``models/`` in the source tree).
+
+    Examples
+    --------
+    >>> default_model_path("asia.bif").name
+    'asia.bif'
+    """
+    from importlib.resources import files
+
+    try:
+        path = Path(str(files("pufferfish_pgm.models").joinpath(name)))
+    except ModuleNotFoundError:  # imported from a source tree that is not installed
+        path = Path(__file__).resolve().parent.parent / "models" / name
+    if not path.is_file():
+
+        raise ModelFileNotFoundError(f"no bundled model named {name!r}; see models/README.md")
+    return path
