@@ -59,9 +59,9 @@ def main() -> None:
     total = time.perf_counter() - start
     ev = cal.evidence
     print(f"ExactLaplaceMechanism.calibrate: {total:.2f} s (target < 60 s)")
-    print(f"  scale {cal.scale:.6f}, Wasserstein scale {ev['wasserstein_scale']:.6f}, "
-          f"audit {ev['audit'].epsilon:.9f}, worst pair {ev['audit'].worst.pair} under "
-          f"{ev['audit'].worst.scenario}, {ev['bisection_steps']} evaluations")
+    print(f"  scale {cal.scale:.6f}, Wasserstein scale {ev.wasserstein_scale:.6f}, "
+          f"audit {ev.audit.epsilon:.9f}, worst pair {ev.audit.worst.pair} under "
+          f"{ev.audit.worst.scenario}, {ev.bisection_steps} evaluations")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from .errors import (
     InvalidModelError,
     InvalidParameterError,
     LimitExceededError,
+    MissingDependencyError,
     ModelFileError,
     ModelFileNotFoundError,
     ParameterTypeError,
@@ -49,7 +50,9 @@ from .scenarios import (
     MarkovChainScenario,
     ScenarioClass,
     load_scenarios,
+    read_ordonez,
     save_chain_class,
+    sequences_from_events,
 )
 from .secrets import (
     Framework,
@@ -88,6 +91,7 @@ __all__ = [
     "MarkovChainScenario",
     "MarkovQuiltMechanism",
     "Mechanism",
+    "MissingDependencyError",
     "ModelFileError",
     "ModelFileNotFoundError",
     "NodeSecret",
@@ -117,8 +121,10 @@ __all__ = [
     "noise",
     "partition_graph",
     "policy_sensitivity",
+    "read_ordonez",
     "save_chain_class",
     "secret_pairs",
     "secret_probability",
+    "sequences_from_events",
 ]
 __version__ = "0.1.0"

@@ -23,6 +23,7 @@ __all__ = [
     "InvalidModelError",
     "InvalidParameterError",
     "LimitExceededError",
+    "MissingDependencyError",
     "ModelFileError",
     "ModelFileNotFoundError",
     "ParameterTypeError",
@@ -86,3 +87,7 @@ class LimitExceededError(PufferfishError, ValueError):
 
 class CompositionError(PufferfishError, ValueError):
     """A composition of releases whose privacy is not proven was requested."""
+
+
+class MissingDependencyError(PufferfishError, ImportError):
+    """An optional dependency is not installed (the message says which extra to install)."""

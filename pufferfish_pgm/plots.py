@@ -4,19 +4,25 @@
 * :func:`plot_quilt` — the Markov quilt of a node on the network (nearby, quilt, remote);
 * :func:`plot_privacy_loss` — the privacy-loss curve log p_a(w)/p_b(w) over outputs w.
 
-Every function writes a PNG file and returns its path.
+Every function writes a PNG file and returns its path. Without matplotlib they raise
+:class:`~pufferfish_pgm.errors.MissingDependencyError` (an ``ImportError``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .errors import InvalidParameterError
+from .distributions import DiscreteDistribution
+from .errors import MissingDependencyError
 from .mechanisms._registry import MECHANISM_ORDER, mechanism
+from .queries import Query
+from .quilts import PlanEntry
+from .scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario
+from .secrets import Framework
 
 __all__ = ["plot_privacy_loss", "plot_quilt", "plot_scale_vs_epsilon"]
 
@@ -24,14 +30,16 @@ COLOURS = {"nearby": "#e8743b", "quilt": "#3b7de8", "remote": "#9aa5b1", "secret
 
 
 def _pyplot() -> Any:
+    """``matplotlib.pyplot`` on the file-only Agg backend (imported here: an optional extra)."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as err:
-        raise InvalidParameterError(
-            "plots need matplotlib; install it with pip install \"pufferfish_pgm[plot]\""
+        raise MissingDependencyError(
+            "plots need matplotlib, which is not installed; install it with "
+            "pip install \"pufferfish_pgm[plot]\""
         ) from err
     return plt
 
@@ -44,10 +52,26 @@ def _save(fig: Any, path: str | Path) -> Path:
     return path
 
 
-def plot_scale_vs_epsilon(framework: Any, query: Any, path: str | Path,
+def plot_scale_vs_epsilon(framework: Framework, query: Query, path: str | Path,
                           epsilons: Sequence[float] | None = None,
                           mechanisms: Sequence[str] | None = None) -> Path:
-    """Laplace scale of each mechanism against ε (log-log)."""
+    """Laplace scale of each mechanism against ε (log-log).
+
+    ``mechanisms`` are command-line names (default: every one but entry DP, which is not
+    Pufferfish private under correlation).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.queries import Count
+    >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 6))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = plot_scale_vs_epsilon(fw, Count(1), Path(tmp) / "eps.png", epsilons=[0.5, 2],
+    ...                                 mechanisms=["group", "mqm"])
+    ...     out.name, out.stat().st_size > 0
+    ('eps.png', True)
+    """
 
     plt = _pyplot()
     eps = np.geomspace(0.1, 5, 9) if epsilons is None else np.asarray(epsilons, dtype=float)
@@ -66,15 +90,30 @@ def plot_scale_vs_epsilon(framework: Any, query: Any, path: str | Path,
     return _save(fig, path)
 
 
-def plot_quilt(scenario: Any, entry: Any, path: str | Path) -> Path:
-    """Draw a node's Markov quilt: nearby, quilt and remote nodes in three colours."""
+def plot_quilt(scenario: Scenario, entry: PlanEntry, path: str | Path) -> Path:
+    """Draw a node's Markov quilt: nearby, quilt and remote nodes in three colours.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.secrets import secret_pairs
+    >>> from pufferfish_pgm.queries import Count
+    >>> from pufferfish_pgm.mechanisms import MarkovQuiltMechanism
+    >>> mc = MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 40)
+    >>> fw = Framework(mc, secret_pairs(mc, nodes=[20]))
+    >>> entry = MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1)).plan[0]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     plot_quilt(mc, entry, Path(tmp) / "quilt.png").is_file()
+    True
+    """
     plt = _pyplot()
-    role = {v: "remote" for v in entry.remote}
+    role: dict[Hashable, str] = {v: "remote" for v in entry.remote}
     role.update({v: "nearby" for v in entry.nearby})
     role.update({v: "quilt" for v in entry.quilt})
     role[entry.node] = "secret"
     fig, ax = plt.subplots(figsize=(8, 5.5))
-    if hasattr(scenario, "transition"):
+    if isinstance(scenario, MarkovChainScenario):
         _draw_chain(ax, scenario.length, role)
     else:
         _draw_network(ax, scenario, role)
@@ -86,8 +125,8 @@ def plot_quilt(scenario: Any, entry: Any, path: str | Path) -> Path:
     return _save(fig, path)
 
 
-def _draw_network(ax: Any, scenario: Any, role: dict) -> None:
-    import networkx as nx
+def _draw_network(ax: Any, scenario: BayesianNetworkScenario, role: dict[Hashable, str]) -> None:
+    import networkx as nx  # type: ignore[import-untyped]
 
     graph = nx.DiGraph(scenario.edges())
     graph.add_nodes_from(scenario.nodes)
@@ -98,7 +137,7 @@ def _draw_network(ax: Any, scenario: Any, role: dict) -> None:
     ax.axis("off")
 
 
-def _draw_chain(ax: Any, length: int, role: dict) -> None:
+def _draw_chain(ax: Any, length: int, role: dict[Hashable, str]) -> None:
     codes = {"secret": 0, "nearby": 1, "quilt": 2, "remote": 3}
     strip = np.array([codes[role.get(t, "remote")] for t in range(length)])
     from matplotlib.colors import ListedColormap
@@ -110,12 +149,22 @@ def _draw_chain(ax: Any, length: int, role: dict) -> None:
     ax.set_xlabel("time step")
 
 
-def plot_privacy_loss(mu_a: Any, mu_b: Any, scale: float, path: str | Path,
+def plot_privacy_loss(mu_a: DiscreteDistribution, mu_b: DiscreteDistribution, scale: float,
+                      path: str | Path,
                       epsilon: float | None = None, label: str = "") -> Path:
     """The privacy-loss curve log p_a(w)/p_b(w) of F + Laplace(scale) over outputs w.
 
     ``mu_a`` and ``mu_b`` are the distributions of F under the two secrets
     (:class:`pufferfish_pgm.distributions.DiscreteDistribution`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> a = DiscreteDistribution.from_dict({0: 0.7, 1: 0.3})
+    >>> b = DiscreteDistribution.from_dict({0: 0.2, 1: 0.8})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     plot_privacy_loss(a, b, 1.0, Path(tmp) / "loss.png", epsilon=1.0).is_file()
+    True
     """
     plt = _pyplot()
     lo = min(mu_a.support[0], mu_b.support[0]) - 3 * scale
@@ -135,8 +184,8 @@ def plot_privacy_loss(mu_a: Any, mu_b: Any, scale: float, path: str | Path,
     return _save(fig, path)
 
 
-def _log_density(mu: Any, w: np.ndarray, scale: float) -> np.ndarray:
-    from scipy.special import logsumexp
+def _log_density(mu: DiscreteDistribution, w: np.ndarray, scale: float) -> np.ndarray:
+    from scipy.special import logsumexp  # type: ignore[import-untyped]
 
     terms = np.log(mu.probs)[None, :] - np.abs(w[:, None] - mu.support[None, :]) / scale
     return logsumexp(terms, axis=1) - np.log(2 * scale)

@@ -321,7 +321,7 @@ def test_mqm_releases_compose_and_the_joint_audit_confirms() -> None:
     fw = mqm_framework()
     cals = [module.MarkovQuiltMechanism(epsilon=e).calibrate(fw, q)
             for e, q in [(1.0, Count(1)), (0.5, Count(0, nodes=[2, 3, 4])), (2.0, Histogram())]]
-    assert cals[0].evidence["trivial_nodes"] == 0 == cals[2].evidence["trivial_nodes"]
+    assert cals[0].evidence.trivial_nodes == 0 == cals[2].evidence.trivial_nodes
     assert [e.quilt for e in cals[0].plan] != [e.quilt for e in cals[2].plan]  # other quilts
     acc = PrivacyAccountant()
     for cal in cals:

@@ -135,8 +135,8 @@ def test_calibration_scale_evidence_and_audit() -> None:
     for query, eps, delta in [(Count("flu"), 0.5, 1.0), (Histogram(), 2.0, 2.0),
                               (LinearQuery({"flu": 3, "cold": -2, "cancer": 7}), 1.0, 5.0)]:
         cal = BlowfishLaplaceMechanism(epsilon=eps, graph=PARTITION).calibrate(fw, query)
-        assert cal.scale == delta / eps and cal.evidence["sensitivity"] == delta
-        assert cal.evidence["edges"] == (("flu", "cold"),)
+        assert cal.scale == delta / eps and cal.evidence.sensitivity == delta
+        assert cal.evidence.edges == (("flu", "cold"),)
         assert cal.mechanism == "BlowfishLaplace" and cal.epsilon == eps
         realised = audit(fw, query, cal.scale).epsilon
         assert realised == pytest.approx(eps, rel=1e-9)          # tight: records independent

@@ -35,6 +35,7 @@ BUILTIN = {
     "InvalidModelError": ValueError,
     "InvalidParameterError": ValueError,
     "LimitExceededError": ValueError,
+    "MissingDependencyError": ImportError,
     "ModelFileError": ValueError,
     "ModelFileNotFoundError": FileNotFoundError,
     "ParameterTypeError": TypeError,

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import random_chain, random_network
 
-from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError
+from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError, PufferfishError
 from pufferfish_pgm.mechanisms.exact import ExactLaplaceMechanism
 from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
 from pufferfish_pgm.privacy_loss import audit, exact_laplace_scale
@@ -19,7 +19,7 @@ from pufferfish_pgm.secrets import Framework, secret_pairs
 
 def _check(fw, query, eps):
     cal = ExactLaplaceMechanism(epsilon=eps).calibrate(fw, query)
-    rep = cal.evidence["audit"]
+    rep = cal.evidence.audit
     assert rep.passes(eps)
     assert audit(fw, query, cal.scale).passes(eps)                  # an independent audit
     assert audit(fw, query, cal.scale * (1 - 1e-6)).epsilon > eps   # and it is minimal
@@ -37,7 +37,7 @@ def test_chains_pass_own_audit_and_stay_below_wasserstein(seed, k, length, eps):
     cal = ExactLaplaceMechanism(epsilon=eps).calibrate(fw, query)
     if cal.scale == 0.0:
         return
-    assert cal.evidence["audit"].passes(eps)
+    assert cal.evidence.audit.passes(eps)
     assert audit(fw, query, cal.scale * (1 - 1e-6)).epsilon > eps
     assert cal.scale <= WassersteinMechanism(epsilon=eps).calibrate(fw, query).scale
 
@@ -66,22 +66,22 @@ def test_histogram_is_calibrated_on_the_joint_vector():
                              "stationary", 4)
     fw = Framework(mc)
     cal = _check(fw, Histogram(), 1.0)
-    assert cal.evidence["wasserstein_scale"] is None
-    assert len(cal.evidence["audit"].scales) == 3
+    assert cal.evidence.wasserstein_scale is None
+    assert len(cal.evidence.audit.scales) == 3
 
 
 def test_no_noise_needed_when_the_query_ignores_the_secret():
     iid = MarkovChainScenario([[0.3, 0.7], [0.3, 0.7]], "stationary", 4)
     fw = Framework(iid, secret_pairs(iid, nodes=[0]))
     cal = ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1, nodes=[2, 3]))
-    assert cal.scale == 0.0 and cal.evidence["audit"] is None
+    assert cal.scale == 0.0 and cal.evidence.audit is None
 
 
 def test_independent_records_need_exactly_sensitivity_over_epsilon_or_less():
     iid = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 10)
     cal = ExactLaplaceMechanism(epsilon=1.0).calibrate(Framework(iid), Count(1))
     assert cal.scale <= 1.0 + 1e-9
-    assert cal.evidence["wasserstein_scale"] == 1.0
+    assert cal.evidence.wasserstein_scale == 1.0
 
 
 def test_any_start_is_refused_by_distribution_mechanisms_but_audited_as_a_lower_bound():
@@ -115,5 +115,21 @@ def test_long_chain_with_every_secret():
               for _ in range(2)]
     fw = Framework(ScenarioClass(chains))
     cal = ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1))
-    assert cal.evidence["audit"].passes(1.0)
-    assert cal.scale <= cal.evidence["wasserstein_scale"]
+    assert cal.evidence.audit.passes(1.0)
+    assert cal.scale <= cal.evidence.wasserstein_scale
+
+
+@pytest.mark.parametrize(("option", "value", "error"), [
+    ("max_grid", -5, InvalidParameterError),
+    ("max_grid", 0, InvalidParameterError),
+    ("max_grid", 10.0, ParameterTypeError),
+    ("rtol", 0.0, InvalidParameterError),
+    ("rtol", -1e-9, InvalidParameterError),
+    ("rtol", 1.0, InvalidParameterError),
+    ("rtol", float("nan"), InvalidParameterError),
+    ("rtol", "1e-9", ParameterTypeError),
+])
+def test_options_are_checked_when_the_mechanism_is_made(option, value, error):
+    with pytest.raises(error, match=option) as info:
+        ExactLaplaceMechanism(epsilon=1.0, **{option: value})
+    assert isinstance(info.value, PufferfishError)

@@ -76,12 +76,40 @@ def test_length_and_initial_options() -> None:
     assert pp.MarkovChainScenario.fit(SEQUENCES, initial="any").initial_is_any
 
 
-def test_dataframe_columns_are_sequences() -> None:
-    frame = pd.DataFrame({"user1": ["a", "a", "b", "a"], "user2": ["a", "b", "b", "b"]})
+def test_dataframe_rows_are_sequences() -> None:
+    # one row per user, one column per time step: the orientation a release reads
+    frame = pd.DataFrame([SEQUENCES[0], SEQUENCES[2]], columns=["t0", "t1", "t2", "t3"])
     from_frame = pp.MarkovChainScenario.fit(frame)
     from_lists = pp.MarkovChainScenario.fit([SEQUENCES[0], SEQUENCES[2]])
     np.testing.assert_array_equal(from_frame.transition, from_lists.transition)
     np.testing.assert_array_equal(from_frame.initial, from_lists.initial)
+    assert from_frame.length == 4
+
+
+# Square frame (3 users x 3 steps), rows  a a b | b a a | a b b:
+#   by row:    n(a->a)=2, n(a->b)=2, n(b->a)=1, n(b->b)=1, first states a, b, a
+#   by column (the old, wrong reading): a b a | a a b | b a b -> rows (1/4, 3/4), (1, 0)
+SQUARE = [["a", "a", "b"], ["b", "a", "a"], ["a", "b", "b"]]
+
+
+@pytest.mark.parametrize(("rows", "transition", "initial"), [
+    ([SEQUENCES[0], SEQUENCES[2]], [[1 / 3, 2 / 3], [1 / 3, 2 / 3]], [1.0, 0.0]),
+    (SQUARE, [[1 / 2, 1 / 2], [1 / 2, 1 / 2]], [2 / 3, 1 / 3]),
+], ids=["non-square", "square"])
+def test_fitting_the_frame_you_release(rows: list, transition: list, initial: list) -> None:
+    frame = pd.DataFrame(rows)
+    mc = pp.MarkovChainScenario.fit(frame)
+    np.testing.assert_allclose(mc.transition, transition, atol=1e-15)
+    np.testing.assert_allclose(mc.initial, initial, atol=1e-15)
+    assert mc.length == frame.shape[1] and mc.states == ("a", "b")
+    by_column = pp.MarkovChainScenario.fit(frame.T)
+    if frame.shape[0] == frame.shape[1]:   # the old reading fits a chain just as silently
+        assert not np.allclose(by_column.transition, mc.transition)
+    # the release reads the same frame one row per user: nearly noiseless counts of "b"
+    framework = pp.Framework(mc)
+    cal = pp.GroupDPMechanism(epsilon=1e6).calibrate(framework, pp.Count("b"))
+    released = cal.release(frame, rng=np.random.default_rng(0)).value
+    np.testing.assert_array_equal(np.round(released), [row.count("b") for row in rows])
 
 
 def test_numpy_rows_are_sequences() -> None:
@@ -152,9 +180,10 @@ def test_fit_groups_with_a_state_never_left_in_one_group() -> None:
     ([["a", "b"], ["a", float("nan")]], {}, InvalidDataError,
      "sequence 1 has a missing value (nan)"),
     (np.array([[0.0, 1.0, np.nan]]), {}, InvalidDataError, "position 2"),
-    (pd.DataFrame({"u": ["a", "b", None]}), {}, InvalidDataError, "missing value"),
-    (pd.DataFrame({"u": pd.array([1, None, 0], dtype="Int64")}), {"pseudocount": 1.0},
-     InvalidDataError, "missing value (<NA>) at position 1"),
+    (pd.DataFrame([["a", "b", None]]), {}, InvalidDataError, "missing value"),
+    (pd.DataFrame({"t0": pd.array([1, 0], dtype="Int64"),
+                   "t1": pd.array([None, 1], dtype="Int64")}), {"pseudocount": 1.0},
+     InvalidDataError, "sequence 0 has a missing value (<NA>) at position 1"),
     ([["a", "b", "z"]], {"states": ["a", "b"]}, InvalidDataError,
      "sequence 0, position 2: state 'z' is not among the given states ['a', 'b']"),
     ([["a"], ["a"]], {}, InvalidDataError, "state 'a' is never followed"),  # no transitions

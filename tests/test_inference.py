@@ -3,6 +3,10 @@ derived by hand, and brute-force enumeration on random small networks and chains
 
 from __future__ import annotations
 
+import dataclasses
+import gc
+import weakref
+
 import numpy as np
 import pytest
 from conftest import (
@@ -24,7 +28,12 @@ from pufferfish_pgm.errors import (
     UnknownNodeError,
     UnknownStateError,
 )
-from pufferfish_pgm.inference import conditional, elimination_order, secret_probability
+from pufferfish_pgm.inference import (
+    conditional,
+    elimination_order,
+    network_index,
+    secret_probability,
+)
 
 TOL = 1e-9
 
@@ -372,8 +381,23 @@ def test_plans_are_reused_across_evidence_values(asia) -> None:
     no = conditional(fresh, ["lung"], {"smoke": "no"})
     np.testing.assert_allclose(yes, [0.1, 0.9])
     np.testing.assert_allclose(no, [0.01, 0.99])
-    plans = fresh._cache["plans"]
+    plans = network_index(fresh).plans
     assert [key for key in plans if key[0] == ("lung",)] == [(("lung",), ("smoke",))]
+
+
+def test_the_index_belongs_to_one_scenario_object_and_goes_with_it(asia) -> None:
+    fresh = pp.BayesianNetworkScenario(asia.tables)
+    conditional(fresh, ["lung"], {"smoke": "yes"})
+    index = network_index(fresh)
+    assert index.plans and network_index(fresh) is index
+    renamed = dataclasses.replace(fresh, name="renamed")
+    assert renamed.tables is fresh.tables and renamed.name == "renamed"
+    assert network_index(renamed) is not index and not network_index(renamed).plans
+    np.testing.assert_allclose(conditional(renamed, ["lung"], {"smoke": "yes"}), [0.1, 0.9])
+    alive = weakref.ref(index)
+    del fresh, index
+    gc.collect()
+    assert alive() is None   # the weak-keyed table does not keep a dropped scenario's index
 
 
 def test_elimination_order_is_a_cached_permutation() -> None:
@@ -381,7 +405,7 @@ def test_elimination_order_is_a_cached_permutation() -> None:
     order = elimination_order(bn)
     assert sorted(order.values()) == list(range(len(bn.nodes))) and set(order) == set(bn.nodes)
     assert elimination_order(bn) is order
-    ancestors = bn._cache["ancestors"]
+    ancestors = network_index(bn).ancestors
     for v in bn.nodes:
         assert v in ancestors[v]
         assert set(bn.parents_of(v)) <= ancestors[v]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import random_chain, random_network
 
-from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError
+from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError, PufferfishError
 from pufferfish_pgm.mechanisms.exact import ExactLaplaceMechanism
 from pufferfish_pgm.mechanisms.kantorovich import KantorovichMechanism
 from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
@@ -35,7 +35,7 @@ def test_plain_equals_wasserstein_and_relaxed_sits_between_exact_and_plain(seed,
     assert relaxed.scale <= plain.scale * (1 + 1e-12)
     for cal in (plain, relaxed):
         if cal.scale > 0:
-            assert cal.evidence["audit"].passes(eps)
+            assert cal.evidence.audit.passes(eps)
 
 
 @settings(max_examples=20, deadline=None)
@@ -44,15 +44,15 @@ def test_networks_relaxed_passes(seed, n):
     fw = Framework(random_network(np.random.default_rng(seed), n))
     cal = KantorovichMechanism(epsilon=1.0, relaxed=True).calibrate(fw, Count("s1"))
     if cal.scale > 0:
-        assert cal.evidence["audit"].passes(1.0)
-    assert cal.evidence["relaxed_theta"] == cal.scale
+        assert cal.evidence.audit.passes(1.0)
+    assert cal.evidence.relaxed_theta == cal.scale
 
 
 def test_ding_example_plan_support():
     iid = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3)
     cal = KantorovichMechanism(epsilon=1.0).calibrate(Framework(iid), Count(1))
-    assert cal.scale == 1.0 and cal.evidence["distance"] == 1.0
-    plan = cal.evidence["plan_support"]
+    assert cal.scale == 1.0 and cal.evidence.distance == 1.0
+    plan = cal.evidence.plan_support
     assert plan[:, 2].sum() == pytest.approx(1.0)
     assert cal.mechanism == "Kantorovich"
     assert KantorovichMechanism(epsilon=1.0, relaxed=True).name == "KantorovichRelaxed"
@@ -65,7 +65,7 @@ def test_two_state_histogram():
         count = KantorovichMechanism(epsilon=1.0, relaxed=relaxed).calibrate(fw, Count(1))
         hist = KantorovichMechanism(epsilon=1.0, relaxed=relaxed).calibrate(fw, Histogram())
         assert hist.scale == pytest.approx(2 * count.scale)
-        assert hist.evidence["audit"].passes(1.0)
+        assert hist.evidence.audit.passes(1.0)
 
 
 def test_bad_input():
@@ -76,3 +76,14 @@ def test_bad_input():
     mc = MarkovChainScenario(np.full((3, 3), 1 / 3), "stationary", 3)
     with pytest.raises(InvalidParameterError, match="bars"):
         KantorovichMechanism(epsilon=1.0).calibrate(Framework(mc), Histogram())
+
+
+@pytest.mark.parametrize("relaxed", [False, True])
+@pytest.mark.parametrize(("value", "error"), [(-5, InvalidParameterError),
+                                              (0, InvalidParameterError),
+                                              (1e6, ParameterTypeError),
+                                              (None, ParameterTypeError)])
+def test_max_grid_is_checked_when_the_mechanism_is_made(relaxed, value, error):
+    with pytest.raises(error, match="max_grid") as info:
+        KantorovichMechanism(epsilon=1.0, relaxed=relaxed, max_grid=value)
+    assert isinstance(info.value, PufferfishError)

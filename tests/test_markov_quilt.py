@@ -14,6 +14,7 @@ from pufferfish_pgm.errors import (
     ImpossibleSecretError,
     InvalidParameterError,
     ParameterTypeError,
+    PufferfishError,
     UnknownNodeError,
     UnknownStateError,
 )
@@ -103,7 +104,7 @@ def test_calibration_contents_and_release():
     fw = Framework(mc)
     cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1))
     assert cal.mechanism == "MarkovQuilt" and cal.epsilon == 1.0
-    assert len(cal.plan) == 200 and cal.scale == pytest.approx(cal.evidence["sigma_max"])
+    assert len(cal.plan) == 200 and cal.scale == pytest.approx(cal.evidence.sigma_max)
     assert cal.scale == max(e.sigma for e in cal.plan)
     hist = MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Histogram())
     assert hist.scale == pytest.approx(2 * cal.scale)  # Laplace(2σ) per bar
@@ -116,7 +117,7 @@ def test_no_usable_quilt_falls_back_to_trivial():
     mc = MarkovChainScenario([[0.0, 1.0], [1.0, 0.0]], "stationary", 6)
     cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(Framework(mc), Count(1))
     assert all(e.trivial and e.quilt == () and len(e.nearby) == 6 for e in cal.plan)
-    assert cal.evidence["trivial_nodes"] == 6 and cal.scale == 6.0
+    assert cal.evidence.trivial_nodes == 6 and cal.scale == 6.0
     # A tiny ε makes every finite influence too large as well.
     sticky = MarkovChainScenario([[0.99, 0.01], [0.01, 0.99]], "stationary", 5)
     cal = MarkovQuiltMechanism(epsilon=0.01).calibrate(Framework(sticky), Count(1))
@@ -128,7 +129,7 @@ def test_network_calibration_on_asia():
     fw = Framework(asia, secret_pairs(asia, nodes=["smoke", "lung"]))
     cal = MarkovQuiltMechanism(epsilon=2.0, max_quilt_states=64).calibrate(fw, Count("yes"))
     assert [e.node for e in cal.plan] == ["smoke", "lung"]
-    assert cal.evidence["planner"] == "network"
+    assert cal.evidence.planner == "network"
     assert realised_epsilon(fw, Count("yes"), cal.scale) <= 2.0 + TOLERANCE
 
 
@@ -212,6 +213,25 @@ def test_network_options_reach_the_planner():
         MarkovQuiltMechanism(epsilon=1.0, extra_quilts={"lung": [["nowhere"]]}).calibrate(
             fw, Count("yes"))
     capped = MarkovQuiltMechanism(epsilon=3.0, max_quilt_states=1).calibrate(fw, Count("yes"))
-    assert capped.evidence["skipped_quilts"].get("lung", 0) > 0 and capped.plan[0].quilt == ()
+    assert capped.evidence.skipped_quilts.get("lung", 0) > 0 and capped.plan[0].quilt == ()
     cut = MarkovQuiltMechanism(epsilon=3.0, max_candidates=1).calibrate(fw, Count("yes"))
-    assert cut.evidence["cut_candidates"] == ("lung",)
+    assert cut.evidence.cut_candidates == ("lung",)
+
+
+@pytest.mark.parametrize("option", ["max_quilt_states", "max_candidates", "max_window"])
+@pytest.mark.parametrize(("value", "error"), [(-5, InvalidParameterError),
+                                              (0, InvalidParameterError),
+                                              (2.5, ParameterTypeError),
+                                              (False, ParameterTypeError)])
+def test_mqm_options_are_checked_and_named(option, value, error):
+    with pytest.raises(error, match=option) as info:
+        MarkovQuiltMechanism(epsilon=1.0, **{option: value})
+    assert isinstance(info.value, PufferfishError)
+    if option == "max_window":
+        with pytest.raises(error, match=option):
+            MQMApproxMechanism(epsilon=1.0, max_window=value)
+
+
+def test_extra_quilts_must_be_a_mapping():
+    with pytest.raises(ParameterTypeError, match="extra_quilts"):
+        MarkovQuiltMechanism(epsilon=1.0, extra_quilts=[("a", ("b",))])

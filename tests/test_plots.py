@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,29 @@ def test_cli_plot_option(tmp_path, capsys, command):
     code = main([command, "--length", "12", "--plot", str(out)])
     capsys.readouterr()
     assert code == 0 and _is_png(out)
+
+
+def _without_matplotlib(monkeypatch) -> None:
+    """Make ``import matplotlib`` fail as if the plot extra were not installed."""
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+
+
+def test_missing_matplotlib_is_an_import_error_naming_the_extra(tmp_path, monkeypatch):
+    _without_matplotlib(monkeypatch)
+    a = DiscreteDistribution.from_dict({0: 0.7, 1: 0.3})
+    with pytest.raises(ImportError, match=r'pip install "pufferfish_pgm\[plot\]"') as info:
+        plot_privacy_loss(a, a, 1.0, tmp_path / "loss.png")
+    assert isinstance(info.value, pp.MissingDependencyError)
+    assert isinstance(info.value, pp.PufferfishError)
+    assert not (tmp_path / "loss.png").exists()
+
+
+def test_cli_without_matplotlib_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
+    _without_matplotlib(monkeypatch)
+    code = main(["plan", "--length", "6", "--plot", str(tmp_path / "plan.png")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("error: plots need matplotlib") and "pufferfish_pgm[plot]" in err
+

@@ -198,3 +198,24 @@ def test_alarm_count_mean_matches_the_inference_engine():
                for v in nodes)
     assert mean == pytest.approx(want, rel=1e-10)
     assert np.exp(pmf.log_mass).sum() == pytest.approx(1.0, rel=1e-12)
+
+
+def test_cached_engines_are_reused_and_do_not_keep_their_scenario_alive() -> None:
+    import gc
+    import weakref
+
+    from pufferfish_pgm.queries import log_joint_engine
+    from pufferfish_pgm.queries._packed_weights import pack_queries
+
+    asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
+    chain = MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 5)
+    alive = []
+    for scenario, query in ((asia, Count("yes")), (chain, Count(1))):
+        packed = pack_queries(scenario, [query])
+        engine = log_joint_engine(scenario, packed)
+        assert log_joint_engine(scenario, packed) is engine
+        engine.log_joint({})
+        alive.append((weakref.ref(scenario), weakref.ref(engine)))
+    del asia, chain, scenario, engine
+    gc.collect()
+    assert all(s() is None and e() is None for s, e in alive)

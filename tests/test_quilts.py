@@ -132,6 +132,21 @@ def test_joint_secrets_are_refused():
         plan_network(Framework(asia, [pair]), Count("yes", nodes=["asia"]), 1.0)
 
 
+def test_the_planner_checks_possibility_without_compiling_every_pair(monkeypatch):
+    import pufferfish_pgm.secrets._secrets as secrets_module
+
+    asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
+    calls = []
+    real = secrets_module.secret_probability
+    monkeypatch.setattr(secrets_module, "secret_probability",
+                        lambda *args: calls.append(args) or real(*args))
+    plan_network(Framework(asia), Count("yes"), 1.0)
+    assert calls == []   # node secrets are read off one marginal per node
+    bn = MarkovChainScenario([[1.0, 0.0], [0.5, 0.5]], [1.0, 0.0], 3).to_bayesian_network()
+    with pytest.raises(ImpossibleSecretError, match="secret 0=1 has probability 0"):
+        plan_network(Framework(bn), Count(1), 1.0)
+
+
 def test_asia_plan():
     asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
     plan = plan_network(Framework(asia), Count("yes"), 1.0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,8 @@ from pufferfish_pgm.errors import (
     UnknownNodeError,
     UnknownStateError,
 )
+from pufferfish_pgm.queries import log_joint_engine, query_distribution
+from pufferfish_pgm.queries._packed_weights import pack_queries
 from pufferfish_pgm.scenarios import as_class
 from pufferfish_pgm.scenarios._chain_validation import stationary_distribution
 from pufferfish_pgm.scenarios._scenarios import default_model_path
@@ -205,6 +208,46 @@ def test_with_length_keeps_everything_else() -> None:
     np.testing.assert_array_equal(longer.transition, mc.transition)
     np.testing.assert_array_equal(longer.initial, mc.initial)
     assert mc.with_length(2).nodes == (0, 1)
+
+
+def test_dataclasses_replace_gives_a_working_chain_with_caches_of_its_own() -> None:
+    mc = pp.MarkovChainScenario([[0.9, 0.1], [0.5, 0.5]], [1.0, 0.0], 3, ["a", "b"], name="m")
+    count = pp.Count("b")
+    packed = pack_queries(mc, [count])
+    engine = log_joint_engine(mc, packed)
+    assert log_joint_engine(mc, packed) is engine      # reused across calls on one scenario
+    before = query_distribution(mc, count)
+    mc.power(2)
+    longer = dataclasses.replace(mc, length=6)
+    assert longer.length == 6 and longer.nodes == tuple(range(6)) and longer.name == "m"
+    assert longer.states == ("a", "b") and longer._powers == {}
+    np.testing.assert_array_equal(longer.initial, mc.initial)
+    want = query_distribution(mc.with_length(6), count)
+    got = query_distribution(longer, count)
+    np.testing.assert_array_equal(got.support, want.support)
+    np.testing.assert_allclose(got.probs, want.probs, rtol=1e-12)
+    assert log_joint_engine(longer, pack_queries(longer, [count])) is not engine
+    renamed = dataclasses.replace(mc, name="other")   # same numbers, engines of its own
+    assert renamed.name == "other" and log_joint_engine(renamed, packed) is not engine
+    after = query_distribution(mc, count)             # the original is untouched
+    np.testing.assert_array_equal(after.support, before.support)
+    np.testing.assert_array_equal(after.probs, before.probs)
+    with pytest.raises(InvalidModelError):            # replace validates like the constructor
+        dataclasses.replace(mc, transition=[[2.0, 0.0], [0.0, 1.0]])
+
+
+def test_dataclasses_replace_on_a_network_and_a_class(asia) -> None:
+    renamed = dataclasses.replace(asia, name="asia 2")
+    assert renamed.name == "asia 2" and renamed.tables is asia.tables
+    assert renamed.states_of("lung") == ("yes", "no")
+    with pytest.raises(UnknownNodeError):
+        renamed.check_node("nowhere")
+    cls = pp.ScenarioClass([asia])
+    assert dataclasses.replace(cls, members=(renamed,))[0] is renamed
+    with pytest.raises(ParameterTypeError, match="got neither"):
+        pp.BayesianNetworkScenario()
+    with pytest.raises(ParameterTypeError, match="got both"):
+        pp.BayesianNetworkScenario(asia.to_pgmpy(), tables=asia.tables)
 
 
 def test_unrolled_chain_is_a_network() -> None:

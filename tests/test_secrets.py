@@ -7,7 +7,9 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-from conftest import load_network
+from conftest import load_network, small_chains, small_networks
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pufferfish_pgm as pp
 from pufferfish_pgm.errors import (
@@ -28,6 +30,7 @@ from pufferfish_pgm.secrets import (
     complete_graph,
     distance_threshold_graph,
     partition_graph,
+    possible_secrets,
 )
 
 
@@ -270,6 +273,36 @@ def test_compile_with_initial_any_takes_the_best_start() -> None:
     assert secret_probability(mc, {2: 1}) == 0.25
 
 
+def _possible_by_compiling(fw: pp.Framework) -> set:
+    return {s for p in fw.pairs for s in (p.first, p.second)
+            if any(secret_probability(m, s.evidence) > 0 for m in fw.scenarios)}
+
+
+def test_possible_secrets_without_compiling() -> None:
+    a = pp.MarkovChainScenario([[1.0, 0.0], [0.5, 0.5]], [1.0, 0.0], 3, name="a")
+    b = pp.MarkovChainScenario([[0.9, 0.1], [0.5, 0.5]], [1.0, 0.0], 3, name="b")
+    fw = pp.Framework([a, b])
+    # X_0 = 1 is impossible under both; X_2 = 1 only under b
+    assert sorted(map(str, possible_secrets(fw))) == ["0=0", "1=0", "1=1", "2=0", "2=1"]
+    assert possible_secrets(fw) == _possible_by_compiling(fw)
+    joint = SecretPair(JointSecret({0: 0, 2: 1}), JointSecret({0: 1, 2: 1}))
+    assert possible_secrets(pp.Framework([a, b], [joint])) == {joint.first}
+    anywhere = pp.MarkovChainScenario([[1.0, 0.0], [0.5, 0.5]], "any", 3)
+    assert len(possible_secrets(pp.Framework(anywhere))) == 6   # every state from some start
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_possible_secrets_agree_with_the_secret_probabilities(data: st.DataObject) -> None:
+    scenario = data.draw(st.one_of(small_networks(max_nodes=4),
+                                   small_chains(max_length=4, fixed_initial=False)))
+    try:
+        fw = pp.Framework(scenario)
+    except InvalidParameterError:   # a single state everywhere: no pairs
+        return
+    assert possible_secrets(fw) == _possible_by_compiling(fw)
+
+
 def test_all_pairs_framework_is_lazy_and_its_codes_match_the_pair_objects() -> None:
     import numpy as np
 
@@ -280,7 +313,7 @@ def test_all_pairs_framework_is_lazy_and_its_codes_match_the_pair_objects() -> N
     asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
     for scenario, count in ((mc, 5 * 3), (asia, 8)):  # 3 pairs per chain step, 1 per asia node
         fw = Framework(scenario)
-        assert fw.pair_count == count and "pairs" not in fw._index  # nothing built yet
+        assert fw.pair_count == count and fw._index.pairs is None  # nothing built yet
         nodes, first, second = fw.node_pair_codes()
         want = [(p.first.node, scenario.state_index(p.first.node, p.first.state),
                  scenario.state_index(p.first.node, p.second.state)) for p in fw.pairs]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import brute_pmf, random_chain, random_network
 
-from pufferfish_pgm.errors import InvalidParameterError
+from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError, PufferfishError
 from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
 from pufferfish_pgm.privacy_loss import audit
 from pufferfish_pgm.queries import Count, Histogram
@@ -41,9 +41,9 @@ def test_distance_matches_brute_force_and_release_passes(seed, length):
     want = max(_brute_w_inf(*(brute_pmf(mc, [lambda v, s: int(s == 1)], sec.evidence)
                               for sec in (p.first, p.second)))
                for mc in chains for p in fw.pairs)
-    assert cal.evidence["distance"] == pytest.approx(want)
+    assert cal.evidence.distance == pytest.approx(want)
     assert cal.scale == pytest.approx(want)
-    assert cal.evidence["audit"].passes(1.0)
+    assert cal.evidence.audit.passes(1.0)
 
 
 @settings(max_examples=20, deadline=None)
@@ -51,18 +51,18 @@ def test_distance_matches_brute_force_and_release_passes(seed, length):
 def test_networks(seed, n):
     fw = Framework(random_network(np.random.default_rng(seed), n))
     cal = WassersteinMechanism(epsilon=0.5).calibrate(fw, Count("s0"))
-    assert cal.evidence["audit"].passes(0.5)
+    assert cal.evidence.audit.passes(0.5)
     assert audit(fw, Count("s0"), cal.scale).passes(0.5)
 
 
 def test_independent_records_shift_by_one():
     iid = MarkovChainScenario([[0.4, 0.6], [0.4, 0.6]], "stationary", 6)
     cal = WassersteinMechanism(epsilon=2.0).calibrate(Framework(iid), Count(1))
-    assert cal.scale == 0.5 and cal.evidence["distance"] == 1.0
-    assert cal.evidence["worst"]["theta"] == 0
-    plan = cal.evidence["plan_support"]
+    assert cal.scale == 0.5 and cal.evidence.distance == 1.0
+    assert cal.evidence.worst.theta == 0
+    plan = cal.evidence.plan_support
     assert np.all(np.abs(plan[:, 0] - plan[:, 1]) <= 1.0)
-    assert len(cal.evidence["distances"]) == len(Framework(iid).pairs)
+    assert len(cal.evidence.distances) == len(Framework(iid).pairs)
 
 
 def test_two_state_histogram_doubles_the_distance():
@@ -71,8 +71,8 @@ def test_two_state_histogram_doubles_the_distance():
     count = WassersteinMechanism(epsilon=1.0).calibrate(fw, Count(1))
     hist = WassersteinMechanism(epsilon=1.0).calibrate(fw, Histogram())
     assert hist.scale == pytest.approx(2 * count.scale)
-    assert hist.evidence["audit"].passes(1.0)
-    assert len(hist.evidence["audit"].scales) == 2
+    assert hist.evidence.audit.passes(1.0)
+    assert len(hist.evidence.audit.scales) == 2
 
 
 def test_larger_histograms_are_refused():
@@ -108,4 +108,15 @@ def test_a_sliver_of_mass_still_gets_noise():
     mc = MarkovChainScenario([[1 - t, t], [1.0, 0.0]], [0.5, 0.5], 2)
     fw = Framework(mc, [p for p in Framework(mc).pairs if p.node == 0])
     cal = WassersteinMechanism(epsilon=1.0).calibrate(fw, Count(1, nodes=[1]))
-    assert cal.scale == 1.0 and cal.evidence["audit"].passes(1.0)
+    assert cal.scale == 1.0 and cal.evidence.audit.passes(1.0)
+
+
+@pytest.mark.parametrize(("value", "error"), [(-5, InvalidParameterError),
+                                              (0, InvalidParameterError),
+                                              (2.5, ParameterTypeError),
+                                              (True, ParameterTypeError),
+                                              ("10", ParameterTypeError)])
+def test_max_grid_is_checked_when_the_mechanism_is_made(value, error):
+    with pytest.raises(error, match="max_grid") as info:
+        WassersteinMechanism(epsilon=1.0, max_grid=value)
+    assert isinstance(info.value, PufferfishError)

@@ -52,29 +52,19 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidParameterError, ParameterTypeError
-from ..mechanisms.base import Calibration
+from ..mechanisms import Calibration
 from ..privacy_loss import audit_releases
+from ..queries import Query
+from ..secrets import Framework
 from ._composition_rules import check_proven, compose_bound, full_range, pair_range, quilt_bound
+from ._records import RecordedRelease
 
 __all__ = ["GroupAccount", "PrivacyAccountant", "RecordedRelease", "full_range", "joint_audit",
            "pair_range", "quilt_bound"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class RecordedRelease:
-    """One recorded calibration and the label of the users' data it was released on."""
-
-    calibration: Calibration
-    dataset: Hashable
-
-    def describe(self, index: int) -> str:
-        c = self.calibration
-        return f"#{index + 1} ({c.mechanism}, ε={c.epsilon:g})"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,13 +76,13 @@ class GroupAccount:
     """
 
     dataset: Hashable
-    indices: tuple
+    indices: tuple[int, ...]
     epsilon: float
     bound: float
     rule: str
 
 
-def compose(dataset: Hashable, items: list) -> GroupAccount:
+def compose(dataset: Hashable, items: list[tuple[int, RecordedRelease]]) -> GroupAccount:
     """Account for the releases ``items`` = [(index, RecordedRelease), ...] on one label.
 
     The rules are checked in :mod:`pufferfish_pgm.accountant._composition_rules`; raises
@@ -133,8 +123,8 @@ class PrivacyAccountant:
     1.0
     """
 
-    releases: tuple = ()
-    groups: tuple = ()
+    releases: tuple[RecordedRelease, ...] = ()
+    groups: tuple[GroupAccount, ...] = ()
 
     def __init__(self) -> None:
         object.__setattr__(self, "releases", ())
@@ -187,11 +177,12 @@ class PrivacyAccountant:
         return "\n".join(lines)
 
 
-def _as_pair(item: Any) -> tuple[Any, float]:
+def _as_pair(item: object) -> tuple[Query, float]:
+    query: Query
     if isinstance(item, Calibration):
         query, scale = item.query, item.scale
     elif isinstance(item, Sequence) and not isinstance(item, (str, bytes)) and len(item) == 2:
-        query, scale = item
+        query, scale = item[0], item[1]
     else:
         raise ParameterTypeError(f"each release is a (query, scale) pair or a Calibration, got "
                                  f"{item!r}")
@@ -203,7 +194,8 @@ def _as_pair(item: Any) -> tuple[Any, float]:
     return query, scale
 
 
-def joint_audit(framework: Any, releases: Sequence, *, discrete: bool = False) -> float:
+def joint_audit(framework: Framework, releases: Sequence[Calibration | tuple[Query, float]], *,
+                discrete: bool = False) -> float:
     """Exact ε of several Laplace releases made together on the same data (finite Θ).
 
     Parameters

@@ -7,17 +7,21 @@ name of the rule used, or raises :class:`~pufferfish_pgm.errors.CompositionError
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Collection, Hashable, Sequence
 
 import numpy as np
 
-from ..errors import CompositionError
-from ..mechanisms.base import Calibration
+from ..errors import CompositionError, InvalidParameterError
+from ..mechanisms import Calibration
 from ..mechanisms.blowfish import dependence_reason
-from ..queries import Histogram
+from ..queries import Histogram, Query, WeightedQuery
 from ..quilts import PlanEntry
-from ..secrets import NodeSecret
+from ..scenarios import Scenario, ScenarioClass
+from ..secrets import Framework, NodeSecret
+from ._records import RecordedRelease
+
+#: Recorded releases with their position in the accountant: [(index, RecordedRelease), ...].
+Items = list[tuple[int, RecordedRelease]]
 
 __all__ = ["check_proven", "compose_bound", "full_range", "pair_range", "quilt_bound"]
 
@@ -27,7 +31,7 @@ _ADVICE = ("Use joint_audit(framework, [(query, scale), ...]) for the exact comb
            "on different (independent) users' data under different dataset labels")
 
 
-def _same_framework(a: Any, b: Any) -> bool:
+def _same_framework(a: Framework, b: Framework) -> bool:
     if a is b:
         return True
     same_members = len(a.scenarios) == len(b.scenarios) and all(
@@ -35,7 +39,7 @@ def _same_framework(a: Any, b: Any) -> bool:
     return same_members and set(a.pairs) == set(b.pairs)
 
 
-def _single_node_pairs(framework: Any) -> bool:
+def _single_node_pairs(framework: Framework) -> bool:
     return all(isinstance(p.first, NodeSecret) and isinstance(p.second, NodeSecret)
                for p in framework.pairs)
 
@@ -73,7 +77,7 @@ def _ratio(delta: float, scale: float) -> float:
     return float("inf") if scale == 0.0 else delta / scale
 
 
-def full_range(query: Any, scenarios: Any) -> float:
+def full_range(query: Query, scenarios: ScenarioClass | Scenario) -> float:
     """Most the query can differ between any two datasets (L1 over a histogram's bars).
 
     Examples
@@ -86,20 +90,44 @@ def full_range(query: Any, scenarios: Any) -> float:
     """
     if isinstance(query, Histogram):
         return 2.0 * len(query.node_list(scenarios))
-    return float(sum(np.ptp(query.weights_of(scenarios, v)) for v in query.node_list(scenarios)))
+    weighted = _weighted(query)
+    return float(sum(np.ptp(weighted.weights_of(scenarios, v))
+                     for v in weighted.node_list(scenarios)))
 
 
-def pair_range(query: Any, framework: Any) -> float:
-    """Most the query moves when one node changes along one of the framework's pairs."""
+def _weighted(query: Query) -> WeightedQuery:
+    """``query`` as a scalar sum with weights, or a CompositionError saying what is missing."""
+    if not isinstance(query, WeightedQuery):
+        raise CompositionError(f"cannot bound the range of {query.name!r}: the accountant needs "
+                               "a Count, LinearQuery or Histogram")
+    return query
+
+
+def pair_range(query: Query, framework: Framework) -> float:
+    """Most the query moves when one node changes along one of the framework's pairs.
+
+    Raises :class:`~pufferfish_pgm.errors.InvalidParameterError` for a pair over several nodes.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.queries import LinearQuery
+    >>> mc = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3)
+    >>> pair_range(LinearQuery({0: -1, 1: 2}), Framework(mc))
+    3.0
+    """
     cls, worst = framework.scenarios, 0.0
     nodes = set(query.node_list(cls))
     for p in framework.pairs:
+        if not (isinstance(p.first, NodeSecret) and isinstance(p.second, NodeSecret)):
+            raise InvalidParameterError(f"pair_range covers single-node pairs; the pair {p} is "
+                                        "over several nodes")
         v = p.first.node
         if v not in nodes:
             continue
         if isinstance(query, Histogram):
             return 2.0
-        row = query.weights_of(cls, v)
+        row = _weighted(query).weights_of(cls, v)
         a, b = cls.state_index(v, p.first.state), cls.state_index(v, p.second.state)
         worst = max(worst, abs(float(row[a] - row[b])))
     return worst
@@ -108,14 +136,14 @@ def pair_range(query: Any, framework: Any) -> float:
 class _QueryWeight:
     """``L_k / scale_k`` of one release and a prefix count of the nodes its query sums over."""
 
-    def __init__(self, calibration: Calibration, index: dict) -> None:
+    def __init__(self, calibration: Calibration, index: dict[Hashable, int]) -> None:
         cls = calibration.framework.scenarios
         self.rate = _ratio(float(calibration.query.lipschitz_for(cls)), calibration.scale)
         counted = np.zeros(len(index) + 1, dtype=np.int64)
         counted[[index[v] + 1 for v in calibration.query.node_list(cls)]] = 1
         self.prefix, self.index = np.cumsum(counted), index
 
-    def loss(self, nearby: Any) -> float:
+    def loss(self, nearby: Collection[Hashable]) -> float:
         """card(nearby ∩ query nodes) · L_k / scale_k (0 when the query misses X_N)."""
         if isinstance(nearby, range) and nearby.step == 1:     # chains: an interval of nodes
             count = int(self.prefix[nearby.stop] - self.prefix[nearby.start])
@@ -146,7 +174,7 @@ def quilt_bound(cals: Sequence[Calibration]) -> float:
     framework = cals[0].framework
     index = {v: n for n, v in enumerate(framework.scenarios.nodes)}
     weights = [_QueryWeight(c, index) for c in cals]
-    entries: dict = {}
+    entries: dict[Hashable, list[PlanEntry]] = {}
     for c in cals:
         for e in c.plan:
             if isinstance(e, PlanEntry):
@@ -161,13 +189,13 @@ def quilt_bound(cals: Sequence[Calibration]) -> float:
     return worst
 
 
-def _refuse(items: list, why: str) -> CompositionError:
+def _refuse(items: Items, why: str) -> CompositionError:
     (i, a), (j, b) = items[0], items[1]
     return CompositionError(f"releases {a.describe(i)} and {b.describe(j)} on the same data "
                             f"cannot be composed: {why}. {_ADVICE}")
 
 
-def _independent_bound(framework: Any, rest: list) -> float:
+def _independent_bound(framework: Framework, rest: Items) -> float:
     total = 0.0
     for i, r in rest:
         c = r.calibration
@@ -181,7 +209,7 @@ def _independent_bound(framework: Any, rest: list) -> float:
     return total
 
 
-def _compose_rest(framework: Any, rest: list) -> tuple[float, str]:
+def _compose_rest(framework: Framework, rest: Items) -> tuple[float, str]:
     """Bound and rule for the releases that are not dataset-level (at least two)."""
     if _single_node_pairs(framework) and dependence_reason(framework.scenarios) is None:
         return _independent_bound(framework, rest), (
@@ -205,9 +233,10 @@ def _compose_rest(framework: Any, rest: list) -> tuple[float, str]:
                    "arXiv:1707.02702), checked on the recorded quilts")
 
 
-def _split_dataset_level(framework: Any, items: list) -> tuple[list, float]:
+def _split_dataset_level(framework: Framework, items: Items) -> tuple[Items, float]:
     """(releases that are not dataset-level, Σ of the dataset-level ones' ε bounds)."""
-    rest, bound = [], 0.0
+    rest: Items = []
+    bound = 0.0
     for i, r in items:
         c = r.calibration
         loss = _ratio(full_range(c.query, framework.scenarios), c.scale)
@@ -218,7 +247,7 @@ def _split_dataset_level(framework: Any, items: list) -> tuple[list, float]:
     return rest, bound
 
 
-def _all_quilts_bound(framework: Any, items: list) -> float:
+def _all_quilts_bound(framework: Framework, items: Items) -> float:
     """The quilt bound over every release when all carry plans (else inf)."""
     cals = [r.calibration for _, r in items]
     if not (_single_node_pairs(framework) and all(len(c.plan) for c in cals)):
@@ -229,7 +258,7 @@ def _all_quilts_bound(framework: Any, items: list) -> float:
         return float("inf")
 
 
-def compose_bound(items: list) -> tuple[float, str]:
+def compose_bound(items: Items) -> tuple[float, str]:
     """Proven ε and rule for ``items`` = [(index, RecordedRelease), ...], two or more releases
     on one dataset label; raises CompositionError when no rule covers them.
 

@@ -1,23 +1,34 @@
 """The command-line subcommands (internal; see :mod:`pufferfish_pgm.cli`).
 
-Each returns ``{"text": str, "json": dict}``.
+Each takes the parsed arguments and returns ``{"text": str, "json": dict}``.
+
+Examples
+--------
+>>> from pufferfish_pgm.cli._main import build_parser
+>>> args = build_parser().parse_args(["calibrate", "--length", "5", "--mechanism", "group"])
+>>> out = calibrate(args)
+>>> out["json"]["mechanism"], out["json"]["scale"], out["json"]["query"]
+('GroupDP', 5.0, 'count(walk)')
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidDataError, InvalidParameterError, ModelFileNotFoundError
+from ..mechanisms import AuditedEvidence, Calibration
 from ..mechanisms._registry import MECHANISM_ORDER, mechanism
 from ..plots import plot_privacy_loss, plot_quilt, plot_scale_vs_epsilon
+from ..privacy_loss import AuditReport
 from ..privacy_loss import audit as run_audit
-from ..queries import Count, Histogram, LinearQuery, query_distribution
-from ..scenarios import load_scenarios
+from ..queries import Count, Histogram, LinearQuery, Query, query_distribution
+from ..scenarios import MarkovChainScenario, Scenario, ScenarioClass, load_scenarios
 from ..secrets import Framework, secret_pairs
 
 __all__ = ["audit", "calibrate", "compare", "demo", "plan", "release"]
@@ -26,14 +37,14 @@ DEMO_STATE = "walk"
 
 
 def _coerce(value: str, options: tuple) -> Any:
-    """Map a command-line string to the model's own node or state name."""
+    """Map a command-line string to the model's own node or state name (any hashable)."""
     for o in options:
         if str(o) == value:
             return o
     return value
 
 
-def _setup(args: argparse.Namespace) -> tuple[Framework, Any]:
+def _setup(args: argparse.Namespace) -> tuple[Framework, Query]:
     cls = load_scenarios(args.model, renormalize=args.renormalize, length=args.length)
     nodes = None
     if args.nodes:
@@ -42,13 +53,14 @@ def _setup(args: argparse.Namespace) -> tuple[Framework, Any]:
     return framework, _query(args.query, cls)
 
 
-def _query(text: str | None, cls: Any) -> Any:
+def _query(text: str | None, cls: ScenarioClass) -> Query:
     states = cls.states_of(cls.nodes[0])
     if text is None:
         return Count(DEMO_STATE if DEMO_STATE in states else states[0])
     kind, _, rest = text.partition(":")
     if kind == "histogram":
         return Histogram()
+    query: LinearQuery
     if kind == "count" and rest:
         query = Count(_coerce(rest, states))
     elif kind == "linear" and rest:
@@ -82,7 +94,7 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def _describe(fw: Framework, query: Any, epsilon: float) -> str:
+def _describe(fw: Framework, query: Query, epsilon: float) -> str:
     cls = fw.scenarios
     return (f"model: {len(cls)} scenario(s) [{', '.join(m.name for m in cls)}], "
             f"{len(cls.nodes)} nodes; secrets on {len(fw.secret_nodes)} nodes "
@@ -90,6 +102,7 @@ def _describe(fw: Framework, query: Any, epsilon: float) -> str:
 
 
 def plan(args: argparse.Namespace) -> dict:
+    """``plan``: the Markov quilt of every secret node (MQM), with σ_i and the scale."""
     fw, query = _setup(args)
     cal = mechanism("mqm", args.epsilon).calibrate(fw, query)
     rows = [[e.node, _span(e.quilt), len(e.nearby), len(e.remote), e.influence, e.sigma,
@@ -99,7 +112,6 @@ def plan(args: argparse.Namespace) -> dict:
                              rows), f"sigma_max = {max(e.sigma for e in cal.plan):.6g}; "
                       f"Laplace scale for {query.name}: {cal.scale:.6g}"])
     if getattr(args, "plot", None):
-
         worst = max(cal.plan, key=lambda e: e.sigma)
         plot_quilt(fw.scenarios[0], worst, args.plot)
     data = [{"node": e.node, "quilt": list(e.quilt), "nearby": len(e.nearby),
@@ -108,12 +120,13 @@ def plan(args: argparse.Namespace) -> dict:
     return {"text": text, "json": {"scale": cal.scale, "plan": data}}
 
 
-def _span(nodes: Any) -> str:
+def _span(nodes: Iterable[Hashable]) -> str:
     items = list(nodes)
     return "{" + ", ".join(map(str, items[:6])) + (", ..." if len(items) > 6 else "") + "}"
 
 
 def calibrate(args: argparse.Namespace) -> dict:
+    """``calibrate``: the Laplace scale of one mechanism."""
     fw, query = _setup(args)
     cal = mechanism(args.mechanism, args.epsilon).calibrate(fw, query)
     text = f"{_describe(fw, query, args.epsilon)}\n{cal.summary()}"
@@ -122,7 +135,7 @@ def calibrate(args: argparse.Namespace) -> dict:
 
 
 def _read_csv(path: str) -> Any:
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
 
     if not Path(path).is_file():
         raise ModelFileNotFoundError(f"data file {path!r} does not exist")
@@ -133,6 +146,7 @@ def _read_csv(path: str) -> Any:
 
 
 def release(args: argparse.Namespace) -> dict:
+    """``release``: noisy answers for the users of a CSV file (one row per user)."""
     fw, query = _setup(args)
     frame = _read_csv(args.data)
     if fw.scenarios.kind == "chain":
@@ -149,7 +163,7 @@ def release(args: argparse.Namespace) -> dict:
 
 
 def audit(args: argparse.Namespace) -> dict:
-
+    """``audit``: the exact realised ε of a given scale or of a mechanism's scale."""
     fw, query = _setup(args)
     scale = args.scale
     label = f"Laplace scale {scale}"
@@ -167,10 +181,9 @@ def audit(args: argparse.Namespace) -> dict:
                                    "target_epsilon": args.epsilon, "worst": str(report.worst)}}
 
 
-def _plot_worst_pair(fw: Framework, query: Any, report: Any, scale: float,
+def _plot_worst_pair(fw: Framework, query: Query, report: AuditReport, scale: float,
                      args: argparse.Namespace) -> None:
     """The privacy-loss curve of the pair and scenario where the audit's maximum is reached."""
-
     worst = report.worst
     if worst is None or isinstance(query, Histogram):
         raise InvalidParameterError("--plot draws the loss curve of a scalar query with at "
@@ -182,40 +195,45 @@ def _plot_worst_pair(fw: Framework, query: Any, report: Any, scale: float,
                       label=f"for {worst.pair} under {worst.scenario}")
 
 
-def _compare_rows(fw: Framework, query: Any, epsilon: float) -> tuple[list[dict], list]:
+def _compare_rows(fw: Framework, query: Query,
+                  epsilon: float) -> tuple[list[dict], list[Calibration]]:
     """One row per mechanism (scale, exact realised epsilon, seconds) and the calibrations."""
-
     rows, calibrations = [], []
     for name in _progress(MECHANISM_ORDER, "calibrating and auditing"):
         start = time.perf_counter()
         cal = mechanism(name, epsilon).calibrate(fw, query)
         seconds = time.perf_counter() - start
-        report = cal.evidence.get("audit")  # the distribution-based mechanisms audit already
-        if report is None or getattr(report, "scales", (cal.scale,)) != (cal.scale,):
-            report = run_audit(fw, query, cal.scale)
-        realised = report.epsilon
+        realised = _realised_epsilon(fw, query, cal)
         rows.append({"mechanism": name, "scale": cal.scale, "realised_epsilon": realised,
                      "private": bool(realised <= epsilon * (1 + 1e-9)), "seconds": seconds})
         calibrations.append(cal)
     return rows, calibrations
 
 
-def _progress(items: Any, what: str) -> Any:
+def _realised_epsilon(fw: Framework, query: Query, cal: Calibration) -> float:
+    """The exact realised ε of ``cal``: from its own audit when it made one at its scale."""
+    report = cal.evidence.audit if isinstance(cal.evidence, AuditedEvidence) else None
+    if report is None or report.scales != (cal.scale,):
+        report = run_audit(fw, query, cal.scale)
+    return report.epsilon
+
+
+def _progress(items: Sequence[str], what: str) -> Iterable[str]:
     """A tqdm progress bar on stderr, only when stderr is a terminal (never in pipes or CI)."""
     import sys
 
     if not sys.stderr.isatty():
         return items
-    from tqdm import tqdm
+    from tqdm import tqdm  # type: ignore[import-untyped]
 
     return tqdm(items, desc=what, leave=False, file=sys.stderr)
 
 
 def compare(args: argparse.Namespace) -> dict:
+    """``compare``: every mechanism's scale and exact realised ε side by side."""
     fw, query = _setup(args)
     rows, _ = _compare_rows(fw, query, args.epsilon)
     if getattr(args, "plot", None):
-
         plot_scale_vs_epsilon(fw, query, args.plot)
     text = "\n".join([_describe(fw, query, args.epsilon), _table(
         ["mechanism", "Laplace scale", "realised eps", "private", "seconds"],
@@ -225,6 +243,7 @@ def compare(args: argparse.Namespace) -> dict:
 
 
 def demo(args: argparse.Namespace) -> dict:
+    """``demo``: ``compare`` plus one release of a simulated record by each mechanism."""
     fw, query = _setup(args)
     rows, calibrations = _compare_rows(fw, query, args.epsilon)
     day = _sample_day(fw.scenarios[0])
@@ -242,10 +261,10 @@ def demo(args: argparse.Namespace) -> dict:
     return {"text": text, "json": {"truth": truth, "rows": rows}}
 
 
-def _sample_day(scenario: Any) -> Any:
+def _sample_day(scenario: Scenario) -> list | dict:
     """A fixed simulated record (seeded: the demo's data, not its noise)."""
     rng = np.random.default_rng(2024)
-    if hasattr(scenario, "transition"):
+    if isinstance(scenario, MarkovChainScenario):
         q = scenario.marginal(0)
         x = [rng.choice(scenario.k, p=q)]
         for _ in range(scenario.length - 1):  # simulation of one short demo record

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ..errors import PufferfishError
 
@@ -25,7 +25,7 @@ class _UsageError(PufferfishError, ValueError):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, no usage dump
         raise _UsageError(f"{self.prog}: {message} (see --help)")
 
 
@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PufferfishError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    except (OSError, ValueError) as err:  # e.g. unreadable CSV, matplotlib missing
+    except (OSError, ValueError) as err:  # e.g. an unreadable CSV
         print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
 

@@ -59,7 +59,7 @@ def _dataset_weights(f1: np.ndarray) -> np.ndarray:
     return np.exp(log_w - np.max(log_w))
 
 
-def exam_scenario(n: int, f1: Sequence[float] | None = None, *,
+def exam_scenario(n: int, f1: Sequence[float] | np.ndarray | None = None, *,
                   name: str | None = None) -> BayesianNetworkScenario:
     """The exam records ``r1..rn`` under the constraint, as a Bayesian network (states 0/1).
 

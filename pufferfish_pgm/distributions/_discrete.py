@@ -6,7 +6,7 @@ Import it from :mod:`pufferfish_pgm.distributions`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -82,6 +82,8 @@ class DiscreteDistribution:
 
     support: np.ndarray
     probs: np.ndarray
+    #: The CDF at each support point (the last entry exactly 1), set on construction.
+    _cum: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         support = _float_array("support", self.support)
@@ -168,7 +170,7 @@ class DiscreteDistribution:
         xs = np.asarray(x, dtype=np.float64)
         if np.isnan(xs).any():
             raise InvalidParameterError(f"cdf argument {x!r} contains NaN")
-        out = np.concatenate(([0.0], self._cum))[np.searchsorted(self.support, xs, "right")]
+        out = np.concatenate((np.zeros(1), self._cum))[np.searchsorted(self.support, xs, "right")]
         return float(out) if out.ndim == 0 else out
 
     def quantile(self, u: object) -> np.ndarray | float:

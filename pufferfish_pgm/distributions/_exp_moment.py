@@ -48,7 +48,8 @@ def smallest_exp_moment_scale(
         return hi
     j = int(np.argmax(dist))  # the term with distance d_max alone already forces this bound
     lo = 0.5 * d_max / (epsilon + float(np.max(log_total)) - log_m[j])
-    from scipy.optimize import brentq  # imported here: scipy.optimize takes ~1 s to import
+    # imported here: scipy.optimize takes ~1 s to import; scipy ships no type hints
+    from scipy.optimize import brentq  # type: ignore[import-untyped]
 
     theta = brentq(_group_excess, lo, hi, args=args, xtol=1e-15 * hi, rtol=1e-15)
     while _group_excess(theta, *args) > 0.0:

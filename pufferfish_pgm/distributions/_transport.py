@@ -45,9 +45,10 @@ CDF_TOLERANCE = 1e-12
 # ---------------------------------------------------------------- optimal transport in 1-D
 
 
-def _quantile_cells(a: DiscreteDistribution, b: DiscreteDistribution):
+def _quantile_cells(a: DiscreteDistribution,
+                    b: DiscreteDistribution) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Both quantile functions on the cells between the union of CDF levels (no slivers)."""
-    levels = np.unique(np.concatenate(([0.0], a._cum, b._cum)))
+    levels = np.unique(np.concatenate((np.zeros(1), a._cum, b._cum)))
     width = np.diff(levels)
     keep = width > CDF_TOLERANCE
     mids = 0.5 * (levels[:-1] + levels[1:])[keep]
@@ -121,7 +122,7 @@ def kantorovich_delta_star(mu_a: object, mu_b: object) -> float:
     """
     a, b = as_distribution(mu_a, "mu_a"), as_distribution(mu_b, "mu_b")
     x = np.union1d(a.support, b.support)
-    fa, fb = a.cdf(x), b.cdf(x)
+    fa, fb = np.asarray(a.cdf(x)), np.asarray(b.cdf(x))
     right = fa > fb + CDF_TOLERANCE
     up = b.support[np.searchsorted(b._cum, fa[right] - CDF_TOLERANCE, "left")] - x[right]
     left = np.flatnonzero(fa < fb - CDF_TOLERANCE)  # never the last point (there F_a = 1)

@@ -1,10 +1,15 @@
 """Exact inference: joint conditionals P(targets | evidence) for networks and chains.
 
 Networks use a numpy variable-elimination engine: the elimination order (min-fill on the moral
-graph) and the ancestor sets are computed once per model and cached on the scenario; each query
-drops barren nodes (those that are not ancestors of a target or of the evidence), slices the
-evidence out of the tables and eliminates the rest in the cached order. Chains use matrix
-powers: the involved time steps form a chain whose links are powers of the transition matrix.
+graph) and the ancestor sets are computed once per model and kept in its :class:`NetworkIndex`;
+each query drops barren nodes (those that are not ancestors of a target or of the evidence),
+slices the evidence out of the tables and eliminates the rest in the cached order. Chains use
+matrix powers: the involved time steps form a chain whose links are powers of the transition
+matrix.
+
+The index of a network is owned by this module and kept per scenario *object* in a weak-keyed
+table (:func:`network_index`): the frozen scenario holds no cache, an index lives exactly as long
+as its scenario, and a ``dataclasses.replace`` copy of a scenario gets an index of its own.
 
 Examples
 --------
@@ -17,18 +22,117 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+import weakref
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..errors import ImpossibleSecretError, InvalidModelError, ParameterTypeError
-from ..scenarios import BayesianNetworkScenario, MarkovChainScenario
+from ..scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario
 
-__all__ = ["conditional", "elimination_order", "secret_probability"]
+__all__ = ["NetworkIndex", "conditional", "elimination_order", "network_index",
+           "secret_probability"]
+
+#: An einsum operand list: (slot of an array, its axis ids).
+_Operands = list[tuple[int, list[int]]]
 
 
-def _codes(scenario: Any, evidence: Mapping | None) -> dict:
+class _Step(NamedTuple):
+    """One einsum of a plan that depends on the evidence values."""
+
+    slot: int
+    inputs: _Operands
+    output: list[int]
+    path: list | bool
+
+
+class _Plan(NamedTuple):
+    """A compiled query shape (see :func:`_plan`)."""
+
+    arrays: list[np.ndarray | None]   # evidence-free tables and results; None: filled per query
+    sliced: list[tuple[int, Hashable, tuple]]   # (slot, node, axes) of CPTs touching evidence
+    steps: list[_Step]
+    final: _Operands
+    partial: bool
+
+
+#: Evidence-free einsum result shared between plans: (memo id, table, its axes).
+_Static = tuple[int, np.ndarray, tuple]
+
+
+@dataclass(eq=False)
+class NetworkIndex:
+    """What the elimination engine derives from one network, computed once per model.
+
+    Built by :func:`network_index` on first use and written only by this module; other
+    stages may read it (the count-law engine of :mod:`pufferfish_pgm.queries` uses
+    ``order`` and ``ancestors``). It holds no reference to its scenario, so the weak-keyed
+    table that maps scenarios to indices lets both go together.
+
+    Attributes
+    ----------
+    order : dict
+        Rank of each node in a min-fill elimination order of the moral graph.
+    ancestors : dict
+        Each node's ancestors, itself included.
+    children : dict
+        Each node's children, in model order.
+    plans, marginals, static
+        Compiled query shapes by (targets, evidence nodes); single-node marginals (for
+        the zero-probability check); evidence-free intermediate tables shared between
+        plans (see :func:`_plan`).
+    """
+
+    order: dict[Hashable, int]
+    ancestors: dict[Hashable, frozenset]
+    children: dict[Hashable, tuple]
+    plans: dict[tuple[tuple, tuple], _Plan] = field(default_factory=dict)
+    marginals: dict[Hashable, np.ndarray] = field(default_factory=dict)
+    static: dict[tuple, _Static] = field(default_factory=dict)
+
+
+_NETWORK_INDEX: weakref.WeakKeyDictionary[BayesianNetworkScenario, NetworkIndex] = (
+    weakref.WeakKeyDictionary())
+
+
+def network_index(bn: BayesianNetworkScenario) -> NetworkIndex:
+    """The :class:`NetworkIndex` of ``bn`` (built on the first call for this object).
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import BayesianNetworkScenario, default_model_path
+    >>> asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
+    >>> index = network_index(asia)
+    >>> network_index(asia) is index, sorted(index.ancestors["either"])
+    (True, ['asia', 'either', 'lung', 'smoke', 'tub'])
+    """
+    index = _NETWORK_INDEX.get(bn)
+    if index is None:
+        index = _build_index(bn)
+        _NETWORK_INDEX[bn] = index
+    return index
+
+
+def _build_index(bn: BayesianNetworkScenario) -> NetworkIndex:
+    parents = bn.tables.parents
+    moral: dict[Hashable, set] = {v: set() for v in bn.nodes}
+    for v in bn.nodes:
+        family = (v, *parents[v])
+        for i, a in enumerate(family):
+            for b in family[i + 1:]:
+                moral[a].add(b)
+                moral[b].add(a)
+    ancestors: dict[Hashable, frozenset] = {}
+    for v in bn.nodes:  # topological: parents come first
+        ancestors[v] = frozenset({v}.union(*(ancestors[p] for p in parents[v])))
+    children = {v: tuple(c for c in bn.nodes if v in parents[c]) for v in bn.nodes}
+    return NetworkIndex(order={v: r for r, v in enumerate(_min_fill(moral))},
+                        ancestors=ancestors, children=children)
+
+
+def _codes(scenario: Scenario, evidence: Mapping | None) -> dict:
     if evidence is None:
         return {}
     if not isinstance(evidence, Mapping):
@@ -36,7 +140,7 @@ def _codes(scenario: Any, evidence: Mapping | None) -> dict:
     return {scenario.check_node(n): scenario.state_index(n, s) for n, s in evidence.items()}
 
 
-def _target_list(scenario: Any, targets: Any) -> list:
+def _target_list(scenario: Scenario, targets: Any) -> list:
     if isinstance(targets, (str, int, np.integer)):
         targets = [targets]
     out = [scenario.check_node(t) for t in targets]
@@ -121,7 +225,7 @@ def _chain_joint(chain: MarkovChainScenario, free: list, codes: dict,
                  initial: np.ndarray | None = None) -> np.ndarray:
     """Unnormalised P(free, evidence) for a chain: a product of transition powers."""
     if initial is None:
-        if chain.initial_is_any:
+        if isinstance(chain.initial, str):
             raise InvalidModelError(
                 f"chain {chain.name!r} has initial='any', so it defines no single joint "
                 "distribution; give an initial distribution"
@@ -158,7 +262,7 @@ def _contract(factors: list, free: list) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- networks
 
-def elimination_order(scenario: BayesianNetworkScenario) -> dict:
+def elimination_order(scenario: BayesianNetworkScenario) -> dict[Hashable, int]:
     """Rank of each node in a min-fill elimination order of the moral graph (cached).
 
     Examples
@@ -168,24 +272,7 @@ def elimination_order(scenario: BayesianNetworkScenario) -> dict:
     >>> sorted(elimination_order(asia).values()) == list(range(8))
     True
     """
-    cache = scenario._cache
-    if "order" not in cache:
-        parents = scenario.tables.parents
-        moral: dict = {v: set() for v in scenario.nodes}
-        for v in scenario.nodes:
-            family = (v, *parents[v])
-            for i, a in enumerate(family):
-                for b in family[i + 1:]:
-                    moral[a].add(b)
-                    moral[b].add(a)
-        cache["order"] = {v: r for r, v in enumerate(_min_fill(moral))}
-        ancestors: dict = {}
-        for v in scenario.nodes:  # topological: parents come first
-            ancestors[v] = frozenset({v}.union(*(ancestors[p] for p in parents[v])))
-        cache["ancestors"] = ancestors
-        cache["children"] = {v: tuple(c for c in scenario.nodes if v in parents[c])
-                             for v in scenario.nodes}
-    return cache["order"]
+    return network_index(scenario).order
 
 
 def _min_fill(adjacency: dict) -> list:
@@ -224,46 +311,49 @@ def _network_joint(bn: BayesianNetworkScenario, free: list, codes: dict) -> np.n
     All zeros when the evidence has probability 0 (also when the CPTs that make it impossible
     lie outside the targets' part of the network, which the plan leaves out).
     """
+    index = network_index(bn)
     key = (tuple(free), tuple(sorted(codes, key=str)))
-    plans = bn._cache.setdefault("plans", {})
-    if key not in plans:
-        plans[key] = _plan(bn, free, set(codes))
-    arrays, sliced, steps, final, partial = plans[key]
-    arrays = list(arrays)
+    plan = index.plans.get(key)
+    if plan is None:
+        plan = index.plans[key] = _plan(bn, index, free, set(codes))
+    arrays = list(plan.arrays)
     cpts = bn.tables.cpts
-    for slot, v, axes in sliced:
+    for slot, v, axes in plan.sliced:
         arrays[slot] = cpts[v][tuple(codes.get(a, slice(None)) for a in axes)]
-    for slot, inputs, out, path in steps:
-        arrays[slot] = np.einsum(*[x for i, sub in inputs for x in (arrays[i], sub)], out,
-                                 optimize=path)
-    if not final:  # no targets and no evidence: the empty product
+    # einsum's interleaved form (array, axes, ..., output axes) has no numpy type hints
+    operands: list[Any]
+    for slot, inputs, out, path in plan.steps:
+        operands = [x for i, sub in inputs for x in (arrays[i], sub)]
+        arrays[slot] = np.einsum(*operands, out, optimize=path)
+    if not plan.final:  # no targets and no evidence: the empty product
         return np.array(1.0)
-    joint = np.einsum(*[x for i, sub in final for x in (arrays[i], sub)], list(range(len(free))))
-    if partial and not _possible(bn, codes):
+    operands = [x for i, sub in plan.final for x in (arrays[i], sub)]
+    joint = np.einsum(*operands, list(range(len(free))))
+    if plan.partial and not _possible(bn, index, codes):
         return np.zeros_like(joint)
     return joint
 
 
-def _possible(bn: BayesianNetworkScenario, codes: dict) -> bool:
+def _possible(bn: BayesianNetworkScenario, index: NetworkIndex, codes: dict) -> bool:
     """P(evidence) > 0; single-node evidence is looked up in cached marginals."""
     if len(codes) == 1:
         ((v, c),) = codes.items()
-        marginals = bn._cache.setdefault("marginals", {})
+        marginals = index.marginals
         if v not in marginals:
             marginals[v] = _network_joint(bn, [v], {})
         return bool(marginals[v][c] > 0)
     return bool(_network_joint(bn, [], codes).sum() > 0)
 
 
-def _requisite(bn: BayesianNetworkScenario, free: list, observed: set) -> tuple:
+def _requisite(bn: BayesianNetworkScenario, index: NetworkIndex, free: list,
+               observed: set) -> tuple[frozenset, frozenset]:
     """Nodes whose CPTs a query needs, and the ancestral set they were taken from.
 
     The relevant nodes are the ancestors of the targets and the evidence; with targets, only
     the CPTs touching their component of the moral graph of that set (observed nodes removed)
     count: the other components only contribute a constant factor.
     """
-    elimination_order(bn)
-    ancestors, children = bn._cache["ancestors"], bn._cache["children"]
+    ancestors, children = index.ancestors, index.children
     parents = bn.tables.parents
     relevant = frozenset().union(*(ancestors[v] for v in [*free, *observed]))
     if not free:
@@ -286,7 +376,8 @@ def _requisite(bn: BayesianNetworkScenario, free: list, observed: set) -> tuple:
     return kept, relevant
 
 
-def _plan(bn: BayesianNetworkScenario, free: list, observed: set) -> tuple:
+def _plan(bn: BayesianNetworkScenario, index: NetworkIndex, free: list,
+          observed: set) -> _Plan:
     """Compile one query shape: which tables to slice and the einsum steps of the elimination.
 
     Steps whose inputs do not depend on the evidence values are run here, once, and their
@@ -294,17 +385,18 @@ def _plan(bn: BayesianNetworkScenario, free: list, observed: set) -> tuple:
     Such evidence-free results are also shared between plans: they are memoised per model by
     what they are made of (a CPT by its node; a sum by the variable summed out and the memo
     ids of its inputs, in order, which also fixes the axes of the result).
-    The last item says whether CPTs touching the evidence were left out (then the result is
+    ``partial`` says whether CPTs touching the evidence were left out (then the result is
     only proportional to P(targets, evidence), and P(evidence) = 0 must be checked apart).
     """
-    order = elimination_order(bn)
-    kept, relevant = _requisite(bn, free, observed)
-    nodes = sorted(kept, key=order.__getitem__)
+    kept, relevant = _requisite(bn, index, free, observed)
+    nodes = sorted(kept, key=index.order.__getitem__)
     parents, cpts = bn.tables.parents, bn.tables.cpts
-    memo = bn._cache.setdefault("static", {})  # key -> (memo id, array, axes)
-    arrays: list = []
-    sliced, factors, static = [], {}, {}  # static: slot -> memo id
-    using: dict = {}  # variable -> ids of the live factors that have it as an axis
+    memo = index.static
+    arrays: list[np.ndarray | None] = []
+    sliced: list[tuple[int, Hashable, tuple]] = []
+    factors: dict[int, tuple] = {}
+    static: dict[int, int] = {}  # slot -> memo id
+    using: dict[Hashable, set[int]] = {}  # variable -> slots of the live factors using it
     for v in nodes:
         family = (v, *parents[v])
         slot = len(arrays)
@@ -318,15 +410,16 @@ def _plan(bn: BayesianNetworkScenario, free: list, observed: set) -> tuple:
             arrays.append(None)
         for a in factors[slot]:
             using.setdefault(a, set()).add(slot)
-    steps = []
+    steps: list[_Step] = []
     for x in (v for v in nodes if v not in observed and v not in free):
         touching = sorted(using.pop(x))
         slot = len(arrays)
         if all(i in static for i in touching):
             key = ("sum", x, *(static[i] for i in touching))
             if key not in memo:
-                memo[key] = (len(memo), *_eliminate(bn, x, [arrays[i] for i in touching],
-                                                    [factors[i] for i in touching]))
+                table, out = _eliminate(bn, x, [arrays[i] for i in touching],
+                                        [factors[i] for i in touching])
+                memo[key] = (len(memo), table, out)
             static[slot], table, out = memo[key]
             arrays.append(table)
         else:
@@ -334,8 +427,8 @@ def _plan(bn: BayesianNetworkScenario, free: list, observed: set) -> tuple:
             ids = {a: n for n, a in enumerate(dict.fromkeys(
                 [*out, x, *(a for i in touching for a in factors[i])]))}
             inputs = [(i, [ids[a] for a in factors[i]]) for i in touching]
-            steps.append((slot, inputs, [ids[a] for a in out],
-                          _path(bn, [factors[i] for i in touching], out, ids)))
+            steps.append(_Step(slot, inputs, [ids[a] for a in out],
+                               _path(bn, [factors[i] for i in touching], out, ids)))
             arrays.append(None)
         for i in touching:
             del factors[i]
@@ -348,10 +441,11 @@ def _plan(bn: BayesianNetworkScenario, free: list, observed: set) -> tuple:
                                                              for a in ax)]))}
     final = [(i, [ids[a] for a in axes]) for i, axes in factors.items()]
     partial = bool(observed) and len(kept) < len(relevant)
-    return arrays, sliced, steps, final, partial
+    return _Plan(arrays, sliced, steps, final, partial)
 
 
-def _eliminate(bn: BayesianNetworkScenario, x: Any, tables: list, axes: list) -> tuple:
+def _eliminate(bn: BayesianNetworkScenario, x: Any, tables: list,
+               axes: list) -> tuple[np.ndarray, tuple]:
     """Sum ``x`` out of the product of ``tables`` (with the given axes): (table, its axes)."""
     out = tuple(dict.fromkeys(a for ax in axes for a in ax if a != x))
     ids = {a: n for n, a in enumerate(dict.fromkeys([*out, x, *(a for ax in axes for a in ax)]))}

@@ -18,6 +18,11 @@ ContinuousSumMechanism      sums of continuous attributes (seed 002 §7.1)      
 PlanarLaplaceMechanism      geo-indistinguishability                              geo
 multiuser                   the multi-user theorems of seed 004                   multiuser
 ==========================  ====================================================  ==============
+
+Every ``calibrate`` returns a :class:`Calibration` whose ``evidence`` is a frozen record of
+:mod:`~pufferfish_pgm.mechanisms.evidence`: :class:`QuiltEvidence` (MQM, MQMApprox),
+:class:`ExactEvidence` (exact Laplace), :class:`DistanceEvidence` (Wasserstein, Kantorovich),
+:class:`BaselineEvidence` (group and entry DP) or :class:`BlowfishEvidence`.
 """
 
 from . import multiuser
@@ -26,6 +31,17 @@ from .base import Calibration, Mechanism
 from .baselines import EntryDPMechanism, GroupDPMechanism
 from .blowfish import BlowfishLaplaceMechanism, policy_sensitivity
 from .continuous import ContinuousSumMechanism
+from .evidence import (
+    AuditedEvidence,
+    BaselineEvidence,
+    BlowfishEvidence,
+    DistanceEvidence,
+    Evidence,
+    EvidenceKeyError,
+    ExactEvidence,
+    QuiltEvidence,
+    WorstPair,
+)
 from .exact import ExactLaplaceMechanism
 from .geo import GeoRelease, PlanarLaplaceMechanism
 from .kantorovich import KantorovichMechanism
@@ -33,10 +49,17 @@ from .markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_s
 from .wasserstein import WassersteinMechanism
 
 __all__ = [
+    "AuditedEvidence",
+    "BaselineEvidence",
+    "BlowfishEvidence",
     "BlowfishLaplaceMechanism",
     "Calibration",
     "ContinuousSumMechanism",
+    "DistanceEvidence",
     "EntryDPMechanism",
+    "Evidence",
+    "EvidenceKeyError",
+    "ExactEvidence",
     "ExactLaplaceMechanism",
     "GeoRelease",
     "GroupDPMechanism",
@@ -45,8 +68,10 @@ __all__ = [
     "MarkovQuiltMechanism",
     "Mechanism",
     "PlanarLaplaceMechanism",
+    "QuiltEvidence",
     "Release",
     "WassersteinMechanism",
+    "WorstPair",
     "mqm_approx_scale",
     "multiuser",
     "policy_sensitivity",

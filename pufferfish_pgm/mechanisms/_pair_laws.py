@@ -26,9 +26,8 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -37,7 +36,8 @@ from ..errors import InvalidParameterError
 from ..privacy_loss._audit import coverage_note
 from ..privacy_loss._bisection import group_w_infinity
 from ..privacy_loss._pair_rows import MAX_GRID, Group, build_groups, refuse_any_start
-from ..queries import Count, Histogram
+from ..queries import Count, Histogram, Query
+from ..secrets import Framework, SecretPair
 
 __all__ = ["PairLayout", "PairValue", "scalar_view"]
 
@@ -47,14 +47,14 @@ class PairValue:
     """A per-pair quantity and the (pair, scenario) where its maximum is reached."""
 
     value: float
-    pair: Any
+    pair: SecretPair
     theta: int
     scenario: str
     mu_first: DiscreteDistribution | None = None
     mu_second: DiscreteDistribution | None = None
 
 
-def scalar_view(framework: Any, query: Any, mechanism: str) -> tuple[Any, float]:
+def scalar_view(framework: Framework, query: Query, mechanism: str) -> tuple[Query, float]:
     """The scalar query a mechanism works on and the factor on its distances.
 
     Examples
@@ -83,14 +83,14 @@ def scalar_view(framework: Any, query: Any, mechanism: str) -> tuple[Any, float]
 class PairLayout:
     """The groups of one scalar query plus cached DiscreteDistribution views of the rows."""
 
-    groups: tuple
+    groups: tuple[Group, ...]
     skipped: tuple
-    names: tuple
+    names: tuple[str, ...]
     coverage: str
-    _views: dict
+    _views: dict[tuple[int, int], DiscreteDistribution]
 
     @classmethod
-    def build(cls, framework: Any, query: Any, max_grid: int = MAX_GRID,
+    def build(cls, framework: Framework, query: Query, max_grid: int = MAX_GRID,
               mechanism: str = "this mechanism") -> PairLayout:
         """Lay out every (pair, scenario) of ``framework`` for a Count or LinearQuery."""
         refuse_any_start(framework, mechanism)
@@ -101,16 +101,17 @@ class PairLayout:
         """Row ``row`` of group ``g`` as a DiscreteDistribution (float64 masses)."""
         key = (g, row)
         if key not in self._views:
-            group: Group = self.groups[g]
+            group = self.groups[g]
             log_mass = group.rows[row]
             keep = np.isfinite(log_mass)
             self._views[key] = DiscreteDistribution.from_arrays(
                 group.grids[0][keep], np.exp(log_mass[keep]))
         return self._views[key]
 
-    def w_infinity(self) -> tuple[PairValue | None, list]:
+    def w_infinity(self) -> tuple[PairValue | None, list[tuple]]:
         """The largest exact W∞ (see :func:`exact_w_infinity`) and every pair's value."""
-        best, rows = None, []
+        best: PairValue | None = None
+        rows: list[tuple] = []
         for g, group in enumerate(self.groups):
             w = group_w_infinity(group)
             rows += [(p, group.theta, group.scenario, float(x))
@@ -123,14 +124,15 @@ class PairLayout:
                                  mu_second=self.distribution(g, int(group.second[i])))
         return best, rows
 
-    def pairs(self):
+    def pairs(self) -> Iterator[tuple[int, int, DiscreteDistribution, DiscreteDistribution]]:
         """Yield ``(group index, pair index, μ_first, μ_second)`` for every pair."""
         for g, group in enumerate(self.groups):
             for i in range(len(group.pairs)):
                 yield (g, i, self.distribution(g, int(group.first[i])),
                        self.distribution(g, int(group.second[i])))
 
-    def max_over_pairs(self, fn: Callable[[Any, Any], float]) -> PairValue | None:
+    def max_over_pairs(self, fn: Callable[[DiscreteDistribution, DiscreteDistribution], float]
+                       ) -> PairValue | None:
         """The largest ``fn(μ_a, μ_b)`` over all pairs (None when there are no pairs)."""
         best: PairValue | None = None
         for g, i, mu_a, mu_b in self.pairs():

@@ -1,4 +1,5 @@
-"""Release on real data: encode records, evaluate the query, add the calibrated noise.
+"""Release on real data: encode records and evaluate the query exactly (no noise here:
+:meth:`pufferfish_pgm.mechanisms.Calibration.release` adds the calibrated noise).
 
 Data forms accepted (nothing is released if any record is invalid):
 
@@ -32,34 +33,24 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidDataError, ParameterTypeError
-from ..noise import add_noise
-from ..queries import Histogram
-from ..scenarios import as_class
+from ..queries import Histogram, Query, WeightedQuery
+from ..scenarios import Scenario, ScenarioClass, as_class
+from ..secrets import Framework
 
-__all__ = ["Release", "encode", "evaluate", "evaluate_codes", "release_answer"]
+__all__ = ["Release", "encode", "evaluate", "evaluate_codes"]
 
 
 def _is_table(data: Any) -> bool:
     return type(data).__name__ == "DataFrame"
 
 
-def _rows(cls: Any, data: Any) -> tuple[list | np.ndarray, bool]:
+def _rows(cls: ScenarioClass, data: Any) -> tuple[list | np.ndarray, bool]:
     """Return (rows, single) where rows is a 2-D array-like in model node order."""
     nodes = cls.nodes
     if isinstance(data, Mapping):
         return [_from_mapping(nodes, data, 0)], True
     if _is_table(data):
-        if cls.kind == "network":
-            missing = [v for v in nodes if v not in data.columns]
-            if missing:
-                raise InvalidDataError(f"the data has no column for node {missing[0]!r}; "
-                                       f"columns are {list(data.columns)[:10]}")
-            unknown = [c for c in data.columns if c not in set(nodes)]
-            if unknown:
-                raise InvalidDataError(f"the data has a column {unknown[0]!r} that is not a "
-                                       f"node of the model; nodes are {list(nodes)[:10]}")
-            return data[list(nodes)].to_numpy(), False
-        return data.to_numpy(), False
+        return _table_rows(cls, data), False
     if type(data).__name__ == "Series":
         if cls.kind == "network":
             return [_from_mapping(nodes, data.to_dict(), 0)], True
@@ -79,6 +70,22 @@ def _rows(cls: Any, data: Any) -> tuple[list | np.ndarray, bool]:
                              "sequence, a numpy array or a pandas Series/DataFrame")
 
 
+def _table_rows(cls: ScenarioClass, frame: Any) -> np.ndarray:
+    """A DataFrame's rows in node order: columns named by node (networks) or in time order."""
+    if cls.kind != "network":
+        return frame.to_numpy()
+    nodes = cls.nodes
+    missing = [v for v in nodes if v not in frame.columns]
+    if missing:
+        raise InvalidDataError(f"the data has no column for node {missing[0]!r}; "
+                               f"columns are {list(frame.columns)[:10]}")
+    unknown = [c for c in frame.columns if c not in set(nodes)]
+    if unknown:
+        raise InvalidDataError(f"the data has a column {unknown[0]!r} that is not a "
+                               f"node of the model; nodes are {list(nodes)[:10]}")
+    return frame[list(nodes)].to_numpy()
+
+
 def _from_mapping(nodes: tuple, record: Mapping, row: int) -> list:
     known = set(nodes)
     unknown = [k for k in record if k not in known]
@@ -91,7 +98,7 @@ def _from_mapping(nodes: tuple, record: Mapping, row: int) -> list:
     return [record[v] for v in nodes]
 
 
-def encode(scenarios: Any, data: Any) -> tuple[np.ndarray, bool]:
+def encode(scenarios: ScenarioClass | Scenario, data: Any) -> tuple[np.ndarray, bool]:
     """State codes ``(n_users, n_nodes)`` for ``data``, and whether it was a single record.
 
     Raises :class:`InvalidDataError` naming the row, node and value of the first bad entry.
@@ -134,7 +141,7 @@ def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: tuple) -> np
         table = np.array([lookup.get(v, -1) for v in range(low, high + 1)], dtype=np.int64)
         out = table[flat - low]
     else:
-        import pandas as pd
+        import pandas as pd  # type: ignore[import-untyped]
 
         labels, uniques = pd.factorize(flat, use_na_sentinel=True)
         table = np.array([lookup.get(u, -1) for u in uniques] + [-1], dtype=np.int64)
@@ -152,41 +159,24 @@ def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: tuple) -> np
     return out.reshape(values.shape)
 
 
-def evaluate(framework: Any, query: Any, data: Any) -> np.ndarray:
+def evaluate(framework: Framework, query: Query, data: Any) -> np.ndarray:
     """Exact answers of ``query`` on each user's record (no noise): shape (n,) or (n, bars)."""
     codes, _ = encode(framework.scenarios, data)
     return evaluate_codes(framework.scenarios, query, codes)
 
 
-def evaluate_codes(cls: Any, query: Any, codes: np.ndarray) -> np.ndarray:
+def evaluate_codes(cls: ScenarioClass, query: Query, codes: np.ndarray) -> np.ndarray:
     """Exact answers from already encoded state codes ``(n_users, n_nodes)``."""
     if isinstance(query, Histogram):
         return np.stack([evaluate_codes(cls, bar, codes) for bar in query.bars(cls)], axis=-1)
+    if not isinstance(query, WeightedQuery):
+        raise ParameterTypeError(f"cannot evaluate a {type(query).__name__}: a scalar query "
+                                 "needs weights per node and state (weight_table)")
     index = {v: j for j, v in enumerate(cls.nodes)}
     cols = [index[v] for v in query.node_list(cls)]
     weights = query.weight_table(cls)
     picked = np.take_along_axis(weights, codes[:, cols].T, axis=1).sum(axis=0)
     return picked.astype(np.int64) if query.integer else picked
-
-
-def release_answer(calibration: Any, data: Any, rng: Any = None, per_user: bool = True) -> Any:
-    """Evaluate and add noise through :func:`pufferfish_pgm.noise.add_noise`."""
-    pass
-
-    cls = calibration.framework.scenarios
-    codes, single = encode(cls, data)
-    answers = evaluate_codes(cls, calibration.query, codes)
-    if single:
-        answers = answers[0]
-    elif not per_user:
-        answers = answers.sum(axis=0)
-    sensitivity = calibration.query.lipschitz_for(cls)
-    if calibration.scale == 0:  # the audit proved the exact answer is already ε-private
-        noisy = answers
-    else:
-        noisy = add_noise(answers, calibration.scale, rng=rng, sensitivity=sensitivity)
-    return Release(value=noisy, scale=calibration.scale, epsilon=calibration.epsilon,
-                   mechanism=calibration.mechanism, query=calibration.query.name)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,36 +7,68 @@ and randomness, and it releases through :func:`pufferfish_pgm.noise.add_noise`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic
 
 import numpy as np
 
 from .._validation import positive_finite
-from ._release import Release, evaluate, release_answer
-
-if TYPE_CHECKING:
-    from ..secrets import Framework
+from ..noise import add_noise
+from ..queries import Query
+from ..quilts import PlanEntry
+from ..scenarios import Scenario, ScenarioClass
+from ..secrets import Framework
+from ._release import Release, encode, evaluate, evaluate_codes
+from .evidence import Evidence, EvidenceT
 
 __all__ = ["Calibration", "Mechanism"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class Calibration:
+class Calibration(Generic[EvidenceT]):
     """The noise a mechanism needs for a framework and query, with the evidence for it.
 
-    ``scale`` is the Laplace scale added to the query as given (to every bar of a histogram).
-    ``plan`` holds one :class:`PlanEntry` per secret node for Markov-quilt mechanisms;
-    ``evidence`` holds mechanism-specific facts (distances, audit results, formulas).
+    Attributes
+    ----------
+    mechanism : str
+        The mechanism's name (``"MarkovQuilt"``, ``"ExactLaplace"``, ...).
+    epsilon : float
+        The privacy parameter ε the scale was calibrated for.
+    scale : float
+        The Laplace scale added to the query as given (to every bar of a histogram); 0 when
+        the exact answer is already ε-private.
+    query : Query
+        The released statistic.
+    framework : Framework
+        The scenarios and secret pairs the guarantee is for.
+    plan : sequence of PlanEntry
+        Markov-quilt mechanisms: one :class:`~pufferfish_pgm.quilts.PlanEntry` per secret node
+        (a :class:`~pufferfish_pgm.quilts.ChainPlan` for chains); empty otherwise.
+    evidence : Evidence
+        The facts behind the scale, one record type per mechanism family
+        (:mod:`pufferfish_pgm.mechanisms.evidence`): ``QuiltEvidence``, ``ExactEvidence``,
+        ``DistanceEvidence``, ``BaselineEvidence``, ``BlowfishEvidence``; a bare ``Evidence()``
+        for a calibration made by hand.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.queries import Count
+    >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 3))
+    >>> cal = Calibration(mechanism="by hand", epsilon=1.0, scale=3.0, query=Count(1),
+    ...                   framework=fw)
+    >>> cal.summary(), cal.evidence
+    ('by hand: scale 3 for count(1) at ε=1.0', Evidence())
     """
 
     mechanism: str
     epsilon: float
     scale: float
-    query: Any
-    framework: Any
-    plan: tuple = ()
-    evidence: dict = field(default_factory=dict)
+    query: Query
+    framework: Framework
+    plan: Sequence[PlanEntry] = ()
+    evidence: EvidenceT = field(default_factory=Evidence)  # type: ignore[assignment]
 
     def answer(self, data: Any) -> np.ndarray:
         """The exact query answer(s) on ``data`` (see
@@ -56,9 +88,22 @@ class Calibration:
         and not for production.
         """
 
-        return release_answer(self, data, rng=rng, per_user=per_user)
+        cls = self.framework.scenarios
+        codes, single = encode(cls, data)
+        answers = evaluate_codes(cls, self.query, codes)
+        if single:
+            answers = answers[0]
+        elif not per_user:
+            answers = answers.sum(axis=0)
+        noisy: int | float | np.ndarray = answers
+        if self.scale != 0:  # scale 0: the audit proved the exact answer is already ε-private
+            noisy = add_noise(answers, self.scale, rng=rng,
+                              sensitivity=self.query.lipschitz_for(cls))
+        return Release(value=noisy, scale=self.scale, epsilon=self.epsilon,
+                       mechanism=self.mechanism, query=self.query.name)
 
     def summary(self) -> str:
+        """One line: mechanism, scale, query and ε."""
         return f"{self.mechanism}: scale {self.scale:.6g} for {self.query.name} at ε={self.epsilon}"
 
 
@@ -84,7 +129,7 @@ class Mechanism(ABC):
     epsilon: float
 
     @abstractmethod
-    def calibrate(self, framework: Framework, query: Any) -> Calibration:
+    def calibrate(self, framework: Framework, query: Query) -> Calibration:
         """The noise for ``query`` under ``framework``; sees no data."""
 
     def __post_init__(self) -> None:
@@ -92,10 +137,11 @@ class Mechanism(ABC):
 
     @property
     def name(self) -> str:
+        """The class name without ``Mechanism`` (``"MarkovQuilt"``, ``"ExactLaplace"``, ...)."""
         return type(self).__name__.removesuffix("Mechanism")
 
     @staticmethod
-    def scale_for(query: Any, scenarios: Any, sigma: float) -> float:
+    def scale_for(query: Query, scenarios: ScenarioClass | Scenario, sigma: float) -> float:
         """Laplace scale for an L-Lipschitz query from σ computed for L = 1: L·σ.
 
         For a histogram (L = 2 in L1) this is Laplace(2σ) on every bar.

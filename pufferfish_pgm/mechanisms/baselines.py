@@ -22,23 +22,35 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import ParameterTypeError
+from ..queries import Query
+from ..scenarios import ScenarioClass
 from ..secrets import Framework
 from .base import Calibration, Mechanism
+from .evidence import BaselineEvidence
 
 __all__ = ["EntryDPMechanism", "GroupDPMechanism", "check_inputs"]
 
 
-def check_inputs(framework: Any, query: Any) -> Any:
-    """The framework's scenario class, after checking the argument types."""
+def check_inputs(framework: object, query: object) -> ScenarioClass:
+    """The framework's scenario class, after checking the argument types.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> fw = Framework(MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 2))
+    >>> check_inputs(fw, "count(1)")
+    Traceback (most recent call last):
+    ...
+    pufferfish_pgm.errors.ParameterTypeError: calibrate needs a query such as Count, ...
+    """
 
     if not isinstance(framework, Framework):
         raise ParameterTypeError(
             f"calibrate needs a Framework (scenarios and secret pairs), got "
             f"{type(framework).__name__}; build one with pufferfish_pgm.Framework(scenarios)")
-    if not (hasattr(query, "lipschitz_for") and hasattr(query, "node_list")):
+    if not isinstance(query, Query):
         raise ParameterTypeError(
             f"calibrate needs a query such as Count, LinearQuery or Histogram, got "
             f"{type(query).__name__}")
@@ -56,11 +68,11 @@ class GroupDPMechanism(Mechanism):
     >>> from pufferfish_pgm.queries import Count
     >>> fw = Framework(MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 8))
     >>> cal = GroupDPMechanism(epsilon=1.0).calibrate(fw, Count(0, nodes=[0, 1, 2]))
-    >>> cal.scale, cal.evidence["group_size"]
+    >>> cal.scale, cal.evidence.group_size
     (3.0, 3)
     """
 
-    def calibrate(self, framework: Any, query: Any) -> Calibration:
+    def calibrate(self, framework: Framework, query: Query) -> Calibration[BaselineEvidence]:
         """The Laplace scale for ``query``; no data is seen."""
         cls = check_inputs(framework, query)
         lipschitz = self.scale_for(query, cls, 1.0)
@@ -69,8 +81,8 @@ class GroupDPMechanism(Mechanism):
         return Calibration(
             mechanism=self.name, epsilon=self.epsilon, scale=self.scale_for(query, cls, sigma),
             query=query, framework=framework,
-            evidence={"group_size": size, "lipschitz": lipschitz, "sigma": sigma,
-                      "formula": "L * n / epsilon"})
+            evidence=BaselineEvidence(lipschitz=lipschitz, sigma=sigma, group_size=size,
+                                      formula="L * n / epsilon"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,14 +104,15 @@ class EntryDPMechanism(Mechanism):
     2.0
     """
 
-    def calibrate(self, framework: Any, query: Any) -> Calibration:
+    def calibrate(self, framework: Framework, query: Query) -> Calibration[BaselineEvidence]:
         """The Laplace scale L/ε for ``query`` (not Pufferfish private under correlation)."""
         cls = check_inputs(framework, query)
         sigma = 1.0 / self.epsilon
         return Calibration(
             mechanism=self.name, epsilon=self.epsilon, scale=self.scale_for(query, cls, sigma),
             query=query, framework=framework,
-            evidence={"lipschitz": self.scale_for(query, cls, 1.0), "sigma": sigma,
-                      "formula": "L / epsilon",
-                      "warning": "entry DP is not Pufferfish private under correlated "
-                                 "scenarios; audit it before trusting it"})
+            evidence=BaselineEvidence(lipschitz=self.scale_for(query, cls, 1.0), sigma=sigma,
+                                      formula="L / epsilon",
+                                      warning="entry DP is not Pufferfish private under "
+                                              "correlated scenarios; audit it before trusting "
+                                              "it"))

@@ -39,26 +39,38 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
-import networkx as nx
+import networkx as nx  # type: ignore[import-untyped]
 import numpy as np
 
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..noise import add_noise
-from ..queries import Histogram
-from ..scenarios import BayesianNetworkScenario, MarkovChainScenario, as_class
+from ..queries import Histogram, Query, WeightedQuery
+from ..scenarios import (
+    BayesianNetworkScenario,
+    MarkovChainScenario,
+    Scenario,
+    ScenarioClass,
+    as_class,
+)
 from ..secrets import Framework, NodeSecret
 from ._release import Release, encode, evaluate_codes
 from .base import Calibration, Mechanism
+from .evidence import BlowfishEvidence
 
 __all__ = ["BlowfishCalibration", "BlowfishLaplaceMechanism", "dependence_reason",
            "independent_records", "policy_edges", "policy_sensitivity"]
 
 
-def _check_policy(graph: Any) -> None:
+#: A Blowfish policy: one graph over a node's states for every node, a dict node -> graph
+#: (a missing node or None: the complete graph), or None (every node: the complete graph).
+Policy: TypeAlias = "nx.Graph | Mapping[Hashable, nx.Graph | None] | None"
+
+
+def _check_policy(graph: Policy) -> None:
     """Type check of a policy: a networkx graph, a dict node -> graph (or None), or None."""
     values = graph.values() if isinstance(graph, Mapping) else [graph]
     for g in values:
@@ -70,7 +82,8 @@ def _check_policy(graph: Any) -> None:
             )
 
 
-def policy_edges(graph: Any, scenarios: Any, node: Any) -> tuple[tuple, ...]:
+def policy_edges(graph: Policy, scenarios: ScenarioClass | Scenario,
+                 node: Hashable) -> tuple[tuple, ...]:
     """The edges (x, y), x != y, of ``node``'s policy graph, in the node's state order.
 
     ``graph`` is a networkx graph over the node's states, a dict node -> graph, or None; a
@@ -101,14 +114,14 @@ def policy_edges(graph: Any, scenarios: Any, node: Any) -> tuple[tuple, ...]:
     return tuple(sorted(edges, key=lambda e: (order[e[0]], order[e[1]])))
 
 
-def _check_mapping_nodes(graph: Any, scenarios: Any) -> None:
+def _check_mapping_nodes(graph: Policy, scenarios: ScenarioClass | Scenario) -> None:
     if isinstance(graph, Mapping):
         cls = as_class(scenarios)
         for v in graph:
             policy_edges(graph, cls, cls.members[0].check_node(v))
 
 
-def policy_sensitivity(query: Any, graph: Any, scenarios: Any) -> float:
+def policy_sensitivity(query: Query, graph: Policy, scenarios: ScenarioClass | Scenario) -> float:
     """Most the query changes when one record moves along an edge of the policy graph.
 
     Parameters
@@ -143,7 +156,7 @@ def policy_sensitivity(query: Any, graph: Any, scenarios: Any) -> float:
     if isinstance(query, Histogram):
         nodes = query.node_list(cls)
         return 2.0 if any(policy_edges(graph, cls, v) for v in nodes) else 0.0
-    if not hasattr(query, "weights_of"):
+    if not isinstance(query, WeightedQuery):
         raise ParameterTypeError(
             f"expected a Count, LinearQuery or Histogram, got {type(query).__name__}"
         )
@@ -155,7 +168,7 @@ def policy_sensitivity(query: Any, graph: Any, scenarios: Any) -> float:
     return worst
 
 
-def dependence_reason(scenarios: Any) -> str | None:
+def dependence_reason(scenarios: ScenarioClass | Scenario) -> str | None:
     """Why the nodes are not independent under some scenario, or None when they are.
 
     A Markov chain has independent nodes iff its transition matrix has identical rows (rank 1);
@@ -186,7 +199,7 @@ def dependence_reason(scenarios: Any) -> str | None:
     return None
 
 
-def independent_records(scenarios: Any) -> bool:
+def independent_records(scenarios: ScenarioClass | Scenario) -> bool:
     """True when every scenario makes all nodes mutually independent (see
     :func:`dependence_reason`).
 
@@ -199,9 +212,10 @@ def independent_records(scenarios: Any) -> bool:
     return dependence_reason(scenarios) is None
 
 
-def _check_pairs_on_policy(framework: Framework, graph: Any) -> dict:
+def _check_pairs_on_policy(framework: Framework, graph: Policy) -> dict[Hashable, set]:
     """Every pair must be a single-node pair along a policy edge; returns node -> edges."""
-    cls, edges = framework.scenarios, {}
+    cls = framework.scenarios
+    edges: dict[Hashable, set] = {}
     for p in framework.pairs:
         if not (isinstance(p.first, NodeSecret) and isinstance(p.second, NodeSecret)):
             raise InvalidParameterError(
@@ -222,7 +236,7 @@ def _check_pairs_on_policy(framework: Framework, graph: Any) -> dict:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BlowfishCalibration(Calibration):
+class BlowfishCalibration(Calibration[BlowfishEvidence]):
     """A Blowfish calibration: ``scale = sensitivity / ε``, possibly 0.
 
     ``sensitivity`` is the policy-specific sensitivity. A scale of 0 (the query does not change
@@ -277,17 +291,17 @@ class BlowfishLaplaceMechanism(Mechanism):
     >>> policy = partition_graph([[0, 1], [2]])
     >>> cal = BlowfishLaplaceMechanism(epsilon=1.0, graph=policy).calibrate(
     ...     Framework(iid, secret_pairs(iid, graph=policy)), Histogram())
-    >>> cal.scale, cal.evidence["edges"]
+    >>> cal.scale, cal.evidence.edges
     (2.0, ((0, 1),))
     """
 
-    graph: Any = None
+    graph: Policy = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _check_policy(self.graph)
 
-    def calibrate(self, framework: Any, query: Any) -> BlowfishCalibration:
+    def calibrate(self, framework: Framework, query: Query) -> BlowfishCalibration:
         """Scale = policy sensitivity / ε, with the sensitivity and the edges as evidence."""
         if not isinstance(framework, Framework):
             raise ParameterTypeError(f"framework must be a Framework, got "
@@ -307,11 +321,12 @@ class BlowfishLaplaceMechanism(Mechanism):
         return BlowfishCalibration(
             mechanism=self.name, epsilon=self.epsilon, scale=sensitivity / self.epsilon,
             query=query, framework=framework, sensitivity=sensitivity,
-            evidence={"sensitivity": sensitivity, "edges": edges,
-                      "lipschitz": float(query.lipschitz_for(framework.scenarios)),
-                      "formula": "scale = policy sensitivity / epsilon"})
+            evidence=BlowfishEvidence(
+                sensitivity=sensitivity, edges=edges,
+                lipschitz=float(query.lipschitz_for(framework.scenarios)),
+                formula="scale = policy sensitivity / epsilon"))
 
-    def _edges_evidence(self, framework: Framework, query: Any) -> tuple | dict:
+    def _edges_evidence(self, framework: Framework, query: Query) -> tuple | dict:
         """The policy's edges: one tuple for a shared graph, else a dict node -> edges."""
         cls = framework.scenarios
         nodes = query.node_list(cls)

@@ -23,30 +23,32 @@ Examples
 >>> from pufferfish_pgm.queries import Count
 >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 20))
 >>> cal = ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1))
->>> cal.evidence["audit"].epsilon <= 1.0 + 1e-9, cal.scale < cal.evidence["wasserstein_scale"]
+>>> cal.evidence.audit.epsilon <= 1.0 + 1e-9, cal.scale < cal.evidence.wasserstein_scale
 (True, True)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from .._validation import positive_finite
+from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError
 from ..privacy_loss import noiseless_epsilon, pair_noiseless, release_layout, smallest_passing_scale
 from ..privacy_loss._audit import coverage_note, report_from_groups
 from ..privacy_loss._bisection import NOISELESS_MARGIN, group_w_infinity
-from ..privacy_loss._pair_rows import MAX_GRID, build_groups, refuse_any_start
+from ..privacy_loss._pair_rows import MAX_GRID, Group, build_groups, refuse_any_start
+from ..queries import Query
+from ..secrets import Framework
 from .base import Calibration, Mechanism
+from .evidence import ExactEvidence
 
 __all__ = ["ExactLaplaceMechanism"]
 
 
-def _upper_bracket(groups: list, scalar: bool,
-                   epsilon: float) -> tuple[float, float | None, tuple]:
+def _upper_bracket(groups: list[Group], scalar: bool,
+                   epsilon: float) -> tuple[float, float | None, tuple[int, int]]:
     """A scale that passes by theorem (W∞/ε for one coordinate, else the L1 diameter / ε),
     the Wasserstein scale (None for vectors) and the pair of largest W∞ as (group, pair)."""
     if scalar:
@@ -77,6 +79,18 @@ class ExactLaplaceMechanism(Mechanism):
         Relative width of the final bisection bracket (the upper end is returned).
     max_grid : int
         Cap on the cells of the conditional distributions of one scenario.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``rtol`` outside (0, 1) or ``max_grid`` < 1 (the message names the parameter).
+
+    Examples
+    --------
+    >>> ExactLaplaceMechanism(epsilon=1.0, max_grid=0)
+    Traceback (most recent call last):
+    ...
+    pufferfish_pgm.errors.InvalidParameterError: max_grid must be >= 1, got 0
     """
 
     rtol: float = 1e-9
@@ -86,29 +100,30 @@ class ExactLaplaceMechanism(Mechanism):
         super().__post_init__()
         if not positive_finite("rtol", self.rtol) < 1.0:
             raise InvalidParameterError(f"rtol must be < 1, got {self.rtol!r}")
+        object.__setattr__(self, "max_grid", positive_int("max_grid", self.max_grid))
 
-    def calibrate(self, framework: Any, query: Any) -> Calibration:
+    def calibrate(self, framework: Framework, query: Query) -> Calibration[ExactEvidence]:
         """Calibrate by bisection on the exact audit (see the module docstring)."""
         refuse_any_start(framework, "ExactLaplaceMechanism")
         engine, matrix, shift, names = release_layout(framework, query)
         groups, skipped = build_groups(framework, engine, matrix, shift, self.max_grid)
-        evidence: dict[str, Any] = {"coverage": coverage_note(framework),
-                                    "skipped": skipped, "coordinates": tuple(names)}
+        coverage, scalar = coverage_note(framework), len(names) == 1
         if not groups or noiseless_epsilon(groups) <= self.epsilon * (1 - NOISELESS_MARGIN):
-            evidence.update(note="releasing F itself already meets epsilon: no noise needed",
-                            audit=None, wasserstein_scale=0.0 if len(names) == 1 else None)
-            return self._calibration(framework, query, 0.0, evidence)
-        start, w_scale, pick = _upper_bracket(groups, len(names) == 1, self.epsilon)
+            return self._calibration(framework, query, 0.0, ExactEvidence(
+                audit=None, coverage=coverage, skipped=skipped, coordinates=tuple(names),
+                wasserstein_scale=0.0 if scalar else None,
+                note="releasing F itself already meets epsilon: no noise needed"))
+        start, w_scale, pick = _upper_bracket(groups, scalar, self.epsilon)
         scale, steps, upper = smallest_passing_scale(groups, self.epsilon, start, self.rtol,
                                                      pick)
         report = report_from_groups(groups, np.full(len(names), scale), names, skipped,
-                                    evidence["coverage"], False)
-        evidence.update(audit=report, wasserstein_scale=w_scale, upper_bracket=start,
-                        upper_used=upper, bisection_steps=steps)
-        return self._calibration(framework, query, scale, evidence)
+                                    coverage, False)
+        return self._calibration(framework, query, scale, ExactEvidence(
+            audit=report, coverage=coverage, skipped=skipped, coordinates=tuple(names),
+            wasserstein_scale=w_scale, upper_bracket=start, upper_used=upper,
+            bisection_steps=steps))
 
-    def _calibration(self, framework: Any, query: Any, scale: float,
-                     evidence: dict) -> Calibration:
+    def _calibration(self, framework: Framework, query: Query, scale: float,
+                     evidence: ExactEvidence) -> Calibration[ExactEvidence]:
         return Calibration(mechanism=self.name, epsilon=self.epsilon, scale=float(scale),
                            query=query, framework=framework, evidence=evidence)
-

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable, Sized
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -228,9 +229,10 @@ def _is_real(value: object) -> bool:
 
 def _location(location: object) -> tuple[float, float]:
     """Check that ``location`` is two finite real numbers and return them as floats."""
-    if isinstance(location, (str, bytes)) or not hasattr(location, "__len__"):
+    if isinstance(location, (str, bytes)) or not isinstance(location, Sized):
         raise ParameterTypeError(f"location must be a pair (x, y) of numbers, got {location!r}")
-    if len(location) != 2 or not all(_is_real(c) for c in location):
+    if len(location) != 2 or not isinstance(location, Iterable) or \
+            not all(_is_real(c) for c in location):
         raise InvalidDataError(
             f"location must be exactly two real numbers (x, y), got {location!r}"
         )

@@ -21,7 +21,7 @@ Examples
 >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 5))
 >>> plain = KantorovichMechanism(epsilon=1.0).calibrate(fw, Count(1))
 >>> relaxed = KantorovichMechanism(epsilon=1.0, relaxed=True).calibrate(fw, Count(1))
->>> plain.scale, relaxed.scale < plain.scale, relaxed.evidence["audit"].epsilon <= 1.0
+>>> plain.scale, relaxed.scale < plain.scale, relaxed.evidence.audit.epsilon <= 1.0
 (5.0, True, True)
 """
 
@@ -29,14 +29,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
-from ..distributions import kantorovich_delta_star, relaxed_kantorovich_scale
+from .._validation import positive_int
+from ..distributions import DiscreteDistribution, kantorovich_delta_star, relaxed_kantorovich_scale
 from ..errors import ParameterTypeError
 from ..privacy_loss._pair_rows import MAX_GRID
-from ._pair_laws import PairLayout, scalar_view
+from ..queries import Query
+from ..secrets import Framework
+from ._pair_laws import PairLayout, PairValue, scalar_view
 from .base import Calibration, Mechanism
-from .wasserstein import attach_audit, distance_evidence
+from .evidence import DistanceEvidence
+from .wasserstein import distance_evidence, release_audit
 
 __all__ = ["KantorovichMechanism"]
 
@@ -45,10 +48,29 @@ __all__ = ["KantorovichMechanism"]
 class KantorovichMechanism(Mechanism):
     """Laplace noise calibrated by the Kantorovich optimal transport plan.
 
-    ``calibrate`` returns the scale with evidence: ``distance`` (the largest ``sup Δ*`` for
-    the plain mechanism, or ``ε ·`` the largest relaxed θ), ``worst`` (pair and scenario),
-    ``plan_support`` (the optimal plan there, rows ``(x, x', mass)``) and ``audit`` (the exact
-    audit of the calibrated release).
+    Parameters
+    ----------
+    epsilon : float
+        The privacy parameter ε > 0.
+    relaxed : bool, default False
+        Calibrate by the relaxed condition (eq. 20) instead of ``sup Δ*``.
+    max_grid : int, default 50_000_000
+        Cap on the cells of the conditional distributions of one scenario (≥ 1).
+
+    Notes
+    -----
+    ``calibrate`` returns the scale with a
+    :class:`~pufferfish_pgm.mechanisms.evidence.DistanceEvidence`: ``distance`` (the largest
+    ``sup Δ*`` for the plain mechanism, or ``ε ·`` the largest relaxed θ), ``worst`` (pair and
+    scenario), ``plan_support`` (the optimal plan there, rows ``(x, x', mass)``),
+    ``relaxed_theta`` and ``audit`` (the exact audit of the calibrated release).
+
+    Examples
+    --------
+    >>> KantorovichMechanism(epsilon=1.0, max_grid=0)
+    Traceback (most recent call last):
+    ...
+    pufferfish_pgm.errors.InvalidParameterError: max_grid must be >= 1, got 0
     """
 
     relaxed: bool = False
@@ -58,34 +80,39 @@ class KantorovichMechanism(Mechanism):
         super().__post_init__()
         if not isinstance(self.relaxed, bool):
             raise ParameterTypeError(f"relaxed must be True or False, got {self.relaxed!r}")
+        object.__setattr__(self, "max_grid", positive_int("max_grid", self.max_grid))
 
     @property
     def name(self) -> str:
         return "KantorovichRelaxed" if self.relaxed else "Kantorovich"
 
-    def calibrate(self, framework: Any, query: Any) -> Calibration:
+    def calibrate(self, framework: Framework, query: Query) -> Calibration[DistanceEvidence]:
         """The largest per-pair scale (plain: ``Δ*/ε``; relaxed: eq. 20) times the factor."""
         scalar, factor = scalar_view(framework, query, "Kantorovich")
         layout = PairLayout.build(framework, scalar, self.max_grid, type(self).__name__)
         if self.relaxed:
             # a histogram's distances are doubled: e^{2d/θ} = e^{d/(θ/2)}, so θ doubles
-            per_pair = partial(_relaxed, epsilon=self.epsilon)
-            best = layout.max_over_pairs(per_pair)
+            best = layout.max_over_pairs(partial(_relaxed, epsilon=self.epsilon))
             scale = 0.0 if best is None else factor * best.value
         else:
-            best = layout.max_over_pairs(kantorovich_delta_star)
-            exact, _ = layout.w_infinity()
-            if exact is not None and exact.value > best.value:
-                best = exact   # Δ* is blind to CDF steps below 1e-12; W∞ equals it in 1-D
+            best = _largest_delta_star(layout)
             scale = 0.0 if best is None else factor * best.value / self.epsilon
-        evidence = distance_evidence(best, layout)
-        if self.relaxed:
-            evidence["distance"] = scale * self.epsilon
-            evidence["relaxed_theta"] = scale
-        attach_audit(framework, query, layout, scale, factor, evidence, self.max_grid)
+        report = release_audit(framework, query, layout, scale, factor, self.max_grid)
+        evidence = distance_evidence(best, layout, report,
+                                     distance=scale * self.epsilon if self.relaxed else None,
+                                     relaxed_theta=scale if self.relaxed else None)
         return Calibration(mechanism=self.name, epsilon=self.epsilon, scale=float(scale),
                            query=query, framework=framework, evidence=evidence)
 
 
-def _relaxed(mu_a: Any, mu_b: Any, epsilon: float) -> float:
+def _largest_delta_star(layout: PairLayout) -> PairValue | None:
+    """The pair of largest ``sup Δ*``, or of largest W∞ when Δ* misses a tiny CDF step."""
+    best = layout.max_over_pairs(kantorovich_delta_star)
+    exact, _ = layout.w_infinity()
+    if exact is not None and (best is None or exact.value > best.value):
+        return exact   # Δ* is blind to CDF steps below 1e-12; W∞ equals it in 1-D
+    return best
+
+
+def _relaxed(mu_a: DiscreteDistribution, mu_b: DiscreteDistribution, epsilon: float) -> float:
     return relaxed_kantorovich_scale(mu_a, mu_b, epsilon)

@@ -24,25 +24,28 @@ Examples
 >>> cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1))
 >>> round(cal.scale, 3), cal.plan[50].quilt, cal.plan[50].nearby
 (31.738, (38, 62), range(39, 62))
+>>> cal.evidence.planner, cal.evidence.worst_node, cal.evidence.trivial_nodes
+('chain', 16, 0)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
-from ..quilts import plan_chain, plan_network
+from ..queries import Query
+from ..quilts import ChainPlan, PlanEntry, plan_chain, plan_network
 from ..quilts._chain_windows import search_shared
-from ..quilts._plan import ChainPlan
-from ..scenarios import as_class
+from ..scenarios import MarkovChainScenario, Scenario, ScenarioClass, as_class
 from ..scenarios._chain_validation import stationary_distribution
+from ..secrets import Framework
 from .base import Calibration, Mechanism
 from .baselines import check_inputs
+from .evidence import QuiltEvidence
 
 __all__ = ["MQMApproxMechanism", "MarkovQuiltMechanism", "chain_mixing", "mqm_approx_plan",
            "mqm_approx_scale"]
@@ -58,7 +61,7 @@ class MarkovQuiltMechanism(Mechanism):
         The privacy parameter ε > 0.
     max_quilt_states : int, default 10**6
         Networks: quilts whose joint table has more cells are skipped (counted in
-        ``Calibration.evidence["skipped_quilts"]``), never computed.
+        ``Calibration.evidence.skipped_quilts``), never computed.
     extra_quilts : dict, optional
         Networks: node -> iterable of extra candidate quilts (iterables of nodes).
     max_candidates : int, default 20_000
@@ -72,8 +75,9 @@ class MarkovQuiltMechanism(Mechanism):
     ``calibrate(...).plan`` holds one :class:`PlanEntry` per secret node: a tuple for
     networks, and for chains a :class:`~pufferfish_pgm.quilts._plan.ChainPlan` (a read-only
     sequence of PlanEntry stored as arrays, whose nearby and remote sets are ranges), so that
-    memory stays linear in T. ``evidence`` holds σ_max, the worst node, L, the number of
-    nodes left with the empty quilt, and what limited the search.
+    memory stays linear in T. ``evidence`` is a
+    :class:`~pufferfish_pgm.mechanisms.evidence.QuiltEvidence`: σ_max, the worst node, L, the
+    number of nodes left with the empty quilt, and what limited the search.
 
     Examples
     --------
@@ -82,7 +86,7 @@ class MarkovQuiltMechanism(Mechanism):
     >>> from pufferfish_pgm.queries import Histogram
     >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 3))
     >>> cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Histogram())
-    >>> cal.scale == 2 * cal.evidence["sigma_max"], cal.plan[1].trivial
+    >>> cal.scale == 2 * cal.evidence.sigma_max, cal.plan[1].trivial
     (True, True)
     """
 
@@ -100,43 +104,51 @@ class MarkovQuiltMechanism(Mechanism):
                 f"extra_quilts must be a dict node -> iterable of quilts, got "
                 f"{type(self.extra_quilts).__name__}")
 
-    def calibrate(self, framework: Any, query: Any) -> Calibration:
+    def calibrate(self, framework: Framework, query: Query) -> Calibration[QuiltEvidence]:
         """Plan the quilts and return the Laplace scale L·σ_max with the plan as evidence."""
 
         cls = check_inputs(framework, query)
         lipschitz = self.scale_for(query, cls, 1.0)  # also checks the query's states
-        evidence: dict = {"lipschitz": lipschitz, "planner": cls.kind}
         if cls.kind == "chain":
-            plan: Any = plan_chain(framework, query, self.epsilon, max_window=self.max_window)
-            sigmas = plan.sigma
-            evidence["truncated_nodes"] = int(plan.truncated.sum())
-        else:
-            result = plan_network(framework, query, self.epsilon,
-                                  max_quilt_states=self.max_quilt_states,
-                                  extra_quilts=self.extra_quilts,
-                                  max_candidates=self.max_candidates)
-            plan = result.entries
-            sigmas = np.array([e.sigma for e in plan])
-            evidence.update(skipped_quilts=result.skipped, cut_candidates=result.cut)
-        return _calibration(self, framework, query, plan, sigmas, evidence)
+            chain = plan_chain(framework, query, self.epsilon, max_window=self.max_window)
+            return _calibration(self, framework, query, chain, QuiltEvidence(
+                lipschitz=lipschitz, planner="chain", truncated_nodes=int(chain.truncated.sum()),
+                **_worst(chain, chain.sigma, _trivial(chain))))
+        result = plan_network(framework, query, self.epsilon,
+                              max_quilt_states=self.max_quilt_states,
+                              extra_quilts=self.extra_quilts, max_candidates=self.max_candidates)
+        entries: tuple[PlanEntry, ...] = result.entries
+        sigmas = np.array([e.sigma for e in entries])
+        trivial = np.array([e.trivial for e in entries], dtype=bool)
+        return _calibration(self, framework, query, entries, QuiltEvidence(
+            lipschitz=lipschitz, planner="network", skipped_quilts=result.skipped,
+            cut_candidates=result.cut, **_worst(entries, sigmas, trivial)))
 
 
-def _calibration(mech: Mechanism, framework: Any, query: Any, plan: Any, sigmas: np.ndarray,
-                 evidence: dict) -> Calibration:
+def _trivial(plan: ChainPlan) -> np.ndarray:
+    """Which nodes of a chain plan kept the trivial quilt (no quilt node on either side)."""
+    return (np.asarray(plan.left) == 0) & (np.asarray(plan.right) == 0)
+
+
+def _worst(plan: Sequence[PlanEntry], sigmas: np.ndarray, trivial: np.ndarray) -> dict:
+    """The QuiltEvidence fields about the plan: σ_max, a node reaching it, trivial nodes."""
     worst = int(np.argmax(sigmas)) if len(sigmas) else None
-    sigma = float(sigmas[worst]) if worst is not None else 0.0
-    trivial = (np.asarray(plan.left) == 0) & (np.asarray(plan.right) == 0) if hasattr(
-        plan, "left") else np.array([e.trivial for e in plan], dtype=bool)
-    evidence.update(sigma_max=sigma, worst_node=None if worst is None else plan[worst].node,
-                    trivial_nodes=int(trivial.sum()))
+    node: Hashable | None = None if worst is None else plan[worst].node
+    return {"sigma_max": 0.0 if worst is None else float(sigmas[worst]), "worst_node": node,
+            "trivial_nodes": int(trivial.sum())}
+
+
+def _calibration(mech: Mechanism, framework: Framework, query: Query,
+                 plan: Sequence[PlanEntry],
+                 evidence: QuiltEvidence) -> Calibration[QuiltEvidence]:
     return Calibration(mechanism=mech.name, epsilon=mech.epsilon,
-                       scale=evidence["lipschitz"] * sigma, query=query, framework=framework,
-                       plan=plan, evidence=evidence)
+                       scale=evidence.lipschitz * evidence.sigma_max, query=query,
+                       framework=framework, plan=plan, evidence=evidence)
 
 
 # ----------------------------------------------------------------------------- MQMApprox
 
-def chain_mixing(scenarios: Any) -> tuple[float, float]:
+def chain_mixing(scenarios: ScenarioClass | Scenario) -> tuple[float, float]:
     """(π_min, eigengap) of a class of chains: the smallest of each over the members.
 
     Eigengap of a reversible P: 1 - |λ₂(P)| (second largest modulus); otherwise
@@ -154,6 +166,7 @@ def chain_mixing(scenarios: Any) -> tuple[float, float]:
         raise InvalidParameterError("MQMApprox needs a class of Markov chains")
     pis, gaps = [], []
     for chain in cls:
+        assert isinstance(chain, MarkovChainScenario)  # a chain class holds chains only
         p = chain.transition
         pi = stationary_distribution(p)
         flow = pi[:, None] * p
@@ -173,7 +186,8 @@ def _second_modulus(matrix: np.ndarray) -> float:
     return float(min(1.0, moduli[-2])) if len(moduli) > 1 else 0.0
 
 
-def _approx_tables(pi_min: float, eigengap: float, window: int) -> tuple:
+def _approx_tables(pi_min: float, eigengap: float,
+                   window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     delta = np.exp(-eigengap * np.arange(1, window + 1)) / pi_min
     with np.errstate(divide="ignore", invalid="ignore"):
         term = np.where(delta < 1, np.log((1 + delta) / (1 - delta)), np.inf)
@@ -181,7 +195,7 @@ def _approx_tables(pi_min: float, eigengap: float, window: int) -> tuple:
 
 
 def mqm_approx_plan(pi_min: float, eigengap: float, epsilon: float, length: int, *,
-                    max_window: int = 2048) -> Any:
+                    max_window: int = 2048) -> ChainPlan:
     """The MQMApprox plan of every node 0..T-1 (σ for L = 1), as a ChainPlan."""
 
     pi_min = positive_finite("pi_min", pi_min)
@@ -244,20 +258,25 @@ class MQMApproxMechanism(Mechanism):
         super().__post_init__()
         object.__setattr__(self, "max_window", positive_int("max_window", self.max_window))
 
-    def calibrate(self, framework: Any, query: Any) -> Calibration:
+    def calibrate(self, framework: Framework, query: Query) -> Calibration[QuiltEvidence]:
         """The MQMApprox scale L·σ_max for ``query``."""
         cls = check_inputs(framework, query)
         lipschitz = self.scale_for(query, cls, 1.0)
         pi_min, gap = chain_mixing(cls)
         if pi_min <= 0.0:
-            chain = next(c for c in cls if stationary_distribution(c.transition).min() <= 0)
             raise InvalidParameterError(
                 f"MQMApprox needs π_min > 0 (a stationary distribution that is positive on "
-                f"every state), but chain {chain.name!r} has transient states with stationary "
-                "probability 0; use MarkovQuiltMechanism (exact max-influence, no mixing "
-                "assumption, no π_min), instead")
+                f"every state), but chain {_transient_chain(cls)!r} has transient states with "
+                "stationary probability 0; use MarkovQuiltMechanism (exact max-influence, no "
+                "mixing assumption, no π_min), instead")
         plan = mqm_approx_plan(pi_min, gap, self.epsilon, len(cls.nodes),
                                max_window=self.max_window)
-        evidence = {"lipschitz": lipschitz, "pi_min": pi_min, "eigengap": gap,
-                    "planner": "approx", "truncated_nodes": int(plan.truncated.sum())}
-        return _calibration(self, framework, query, plan, plan.sigma, evidence)
+        return _calibration(self, framework, query, plan, QuiltEvidence(
+            lipschitz=lipschitz, planner="approx", truncated_nodes=int(plan.truncated.sum()),
+            pi_min=pi_min, eigengap=gap, **_worst(plan, plan.sigma, _trivial(plan))))
+
+
+def _transient_chain(cls: ScenarioClass) -> str:
+    """The name of a chain of ``cls`` whose stationary distribution has a zero."""
+    return next(c.name for c in cls if isinstance(c, MarkovChainScenario)
+                and stationary_distribution(c.transition).min() <= 0)

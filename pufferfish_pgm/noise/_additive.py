@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import numbers
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,8 @@ def _shape(size: object) -> tuple[int, ...] | None:
     """Normalise ``size`` (None, an int or a sequence of ints) to a shape tuple."""
     if size is None:
         return None
-    dims = tuple(size) if np.ndim(size) else (size,)
+    given: Any = size  # whatever the caller passed; every dimension is checked below
+    dims = tuple(given) if np.ndim(given) else (given,)
     for dim in dims:
         if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, numbers.Integral):
             raise ParameterTypeError(

@@ -56,7 +56,8 @@ class Source:
         exactly uniform. Words are as narrow as the largest bound allows, to spare entropy.
         """
         if count <= _SMALL_BATCH:  # plain Python integers beat numpy's per-call overhead
-            bounds = [int(bound)] * count if np.ndim(bound) == 0 else bound.tolist()
+            bounds = (bound.tolist() if isinstance(bound, np.ndarray) and bound.ndim
+                      else [int(bound)] * count)
             return np.array([self._below_one(b) for b in bounds], dtype=np.int64)
         bound = np.broadcast_to(np.asarray(bound, dtype=np.uint64), (count,))
         mask = bound - np.uint64(1)

@@ -145,8 +145,12 @@ def release_layout(framework: Any, query: Any) -> tuple[list, np.ndarray, np.nda
     return [query], np.ones((1, 1), np.int64), np.zeros(1, np.int64), [query.name]
 
 
-def _joint_layout(framework: Any, queries: Sequence) -> tuple:
-    engine, blocks, shifts, names = [], [], [], []
+def _joint_layout(framework: Any,
+                  queries: Sequence) -> tuple[list[Any], np.ndarray, np.ndarray, list[str]]:
+    engine: list[Any] = []
+    blocks: list[tuple[int, np.ndarray]] = []
+    shifts: list[np.ndarray] = []
+    names: list[str] = []
     for q in queries:
         e, m, s, n = release_layout(framework, q)
         blocks.append((len(engine), m))

@@ -92,11 +92,13 @@ def scale_floor(groups: Sequence[Group]) -> float:
     return 1.0 if not np.isfinite(gap) else gap / (depth + 800.0)
 
 
-def _passes(groups: Sequence[Group], active: list, scale: float,
-            epsilon: float) -> tuple[bool, list, tuple | None]:
+def _passes(groups: Sequence[Group], active: list[np.ndarray], scale: float,
+            epsilon: float) -> tuple[bool, list[np.ndarray], tuple[int, int] | None]:
     """Do all active pairs pass at ``scale``? Returns that, the per-group masks of passing
     pairs and the failing pair with the largest realised ε, as (group, pair), if any."""
-    ok, passed, worst, top = True, [], None, -1.0
+    ok, top = True, -1.0
+    passed: list[np.ndarray] = []
+    worst: tuple[int, int] | None = None
     limit = epsilon * (1.0 + SLACK)
     for g, (group, mask) in enumerate(zip(groups, active, strict=True)):
         if not mask.any():
@@ -113,11 +115,11 @@ def _passes(groups: Sequence[Group], active: list, scale: float,
     return ok, passed, worst
 
 
-def _prune(active: list, passed: list) -> list:
+def _prune(active: list[np.ndarray], passed: list[np.ndarray]) -> list[np.ndarray]:
     return [m & ~p for m, p in zip(active, passed, strict=True)]
 
 
-def _bisect(groups: Sequence[Group], active: list, epsilon: float, lo: float, hi: float,
+def _bisect(groups: Sequence[Group], active: list[np.ndarray], epsilon: float, lo: float, hi: float,
             rtol: float, floor: float) -> tuple[float, float, int]:
     """Shrink ``[lo, hi]`` (``hi`` passes; ``lo`` fails, or 0 for "unknown") to relative width
     ``rtol``; returns (lo, hi, evaluations). With ``lo = 0`` a failing scale is first sought
@@ -146,7 +148,7 @@ def _bisect(groups: Sequence[Group], active: list, epsilon: float, lo: float, hi
 
 
 def smallest_passing_scale(groups: Sequence[Group], epsilon: float, upper: float,
-                           rtol: float = 1e-9, first: tuple = (0, 0)
+                           rtol: float = 1e-9, first: tuple[int, int] = (0, 0)
                            ) -> tuple[float, int, float]:
     """Smallest scale passing for every pair, up to ``rtol`` (see the module docstring).
 
@@ -176,6 +178,8 @@ def smallest_passing_scale(groups: Sequence[Group], epsilon: float, upper: float
                 return hi, steps, upper
             active = [m.copy() for m in every]
         active = _prune(active, passed)
+        if worst is None:
+            raise RuntimeError("internal error: a failing audit named no failing pair")
         lo, pick = hi, worst
 
 

@@ -70,7 +70,9 @@ def discrete_laplace_pair_epsilon(
     return _lossfn.pair_epsilon(*_union_log_masses(a, b), positive_finite("scale", scale))
 
 
-def _union_log_masses(a: DiscreteDistribution, b: DiscreteDistribution):
+def _union_log_masses(a: DiscreteDistribution,
+                      b: DiscreteDistribution) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The union of both supports and each law's log masses on it (``-inf``: no mass)."""
     grid = np.union1d(a.support, b.support)
     out = []
     for d in (a, b):

@@ -35,8 +35,9 @@ from ..distributions import as_distribution
 from ..distributions._log_space import logsumexp
 from ..errors import InvalidParameterError, LimitExceededError
 from ..queries import fixed_start_variants, log_joint_engine
-from ..queries._packed_weights import pack_queries
-from ..secrets import SkippedPair, check_possible
+from ..queries._packed_weights import PackedWeights, pack_queries
+from ..scenarios import Scenario
+from ..secrets import Framework, SecretPair, SkippedPair, check_possible
 from ._laplace_kernel import log_laplace_density
 
 __all__ = ["Group", "build_groups", "MAX_GRID", "refuse_any_start"]
@@ -45,8 +46,8 @@ __all__ = ["Group", "build_groups", "MAX_GRID", "refuse_any_start"]
 MAX_GRID = 50_000_000
 
 
-def _rows_on_grid(raw: list, packed: Any, matrix: np.ndarray, shift: np.ndarray,
-                  max_grid: int) -> tuple[tuple, np.ndarray]:
+def _rows_on_grid(raw: list[np.ndarray], packed: PackedWeights, matrix: np.ndarray,
+                  shift: np.ndarray, max_grid: int) -> tuple[tuple, np.ndarray]:
     """Place packed log-mass vectors on per-coordinate grids: coords = matrix @ q + shift."""
     stacked = np.array(raw)
     where = np.flatnonzero(np.isfinite(stacked).any(axis=0))
@@ -67,18 +68,22 @@ def _rows_on_grid(raw: list, packed: Any, matrix: np.ndarray, shift: np.ndarray,
     if len(grids) == 1 and np.all(np.diff(index[0]) == 1):
         rows[:, :] = stacked[:, where]          # the usual scalar case: already in order
     else:
-        target = (slice(None),) + tuple(index)
+        target: Any = (slice(None), *index)  # ufunc.at takes tuple indices; numpy's hints don't
         np.logaddexp.at(rows, target, stacked[:, where])
     return tuple(grids), rows
 
 
-def _variant_group(theta: int, variant: Any, framework: Any, packed: Any, layout: tuple,
-                   max_grid: int, skipped: list, possible: set) -> Group | None:
+def _variant_group(theta: int, variant: Scenario, framework: Framework, packed: PackedWeights,
+                   layout: tuple[np.ndarray, np.ndarray], max_grid: int,
+                   skipped: list[SkippedPair], possible: set) -> Group | None:
     """One group; a pair is skipped where a secret has probability 0 (the compiler's rule,
     with the probabilities read off the engine's totals instead of separate queries)."""
     engine = log_joint_engine(variant, packed)
-    keys: dict = {}
-    raw, first, second, pairs = [], [], [], []
+    keys: dict[tuple, int] = {}
+    raw: list[np.ndarray] = []
+    first: list[int] = []
+    second: list[int] = []
+    pairs: list[SecretPair] = []
     for pair in framework.pairs:
         slots = []
         for secret in (pair.first, pair.second):

@@ -12,7 +12,7 @@ from ._laws import (
     query_distribution,
     query_log_pmf,
 )
-from ._queries import Count, Histogram, LinearQuery, Query
+from ._queries import Count, Histogram, LinearQuery, Query, WeightedQuery
 
 __all__ = [
     "Count",
@@ -21,6 +21,7 @@ __all__ = [
     "JointPmf",
     "LinearQuery",
     "Query",
+    "WeightedQuery",
     "fixed_start_variants",
     "joint_query_log_pmf",
     "log_joint_engine",

@@ -31,6 +31,7 @@ Examples
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,9 +41,11 @@ import numpy as np
 from ..distributions import DiscreteDistribution
 from ..distributions._log_space import logsumexp
 from ..errors import ImpossibleSecretError, InvalidModelError, ParameterTypeError
-from ..scenarios import MarkovChainScenario, as_class
+from ..inference import NetworkIndex, network_index
+from ..scenarios import MarkovChainScenario, Scenario, as_class
+from ..scenarios._pgmpy import NetworkTables
 from ._chain_count_law import MAX_CELLS, ChainCountTables
-from ._network_count_law import network_log_joint
+from ._network_count_law import tables_log_joint
 from ._packed_weights import PackedWeights, pack_queries
 
 __all__ = ["CountPmf", "JointPmf", "fixed_start_variants", "joint_query_log_pmf",
@@ -138,7 +141,7 @@ def fixed_start_variants(scenario: Any) -> tuple:
     return tuple(out)
 
 
-def _codes(scenario: Any, evidence: Mapping | None) -> dict:
+def _codes(scenario: Scenario, evidence: Mapping | None) -> dict:
     if evidence is None:
         return {}
     if not isinstance(evidence, Mapping):
@@ -147,43 +150,65 @@ def _codes(scenario: Any, evidence: Mapping | None) -> dict:
 
 
 class LogJointEngine:
-    """``log P(packed F = c, evidence)`` for one fixed scenario and packed weights (cached)."""
+    """``log P(packed F = c, evidence)`` for one fixed scenario and packed weights (cached).
 
-    def __init__(self, scenario: Any, packed: PackedWeights, max_cells: int = MAX_CELLS):
+    It keeps what it needs of the scenario (a chain's count tables, a network's tables and
+    inference index), never the scenario itself: engines are kept per scenario in a
+    weak-keyed table (:func:`log_joint_engine`), whose values must not refer to their key.
+    """
+
+    def __init__(self, scenario: Scenario, packed: PackedWeights, max_cells: int = MAX_CELLS):
         if isinstance(scenario, MarkovChainScenario) and scenario.initial_is_any:
             raise InvalidModelError(
                 f"chain {scenario.name!r} has initial='any', so the query has no single "
                 "distribution; use fixed_start_variants(scenario) to get fixed starts"
             )
-        self.scenario, self.packed = scenario, packed
+        self.packed = packed
         self._chain: ChainCountTables | None = None
+        self._network: tuple[NetworkTables, NetworkIndex] | None = None
         if isinstance(scenario, MarkovChainScenario):
             table = np.array([packed.weights.get(t, np.zeros(scenario.k, np.int64))
                               for t in scenario.nodes], dtype=np.int64)
-            self._chain = ChainCountTables(scenario.transition, scenario.initial, table,
-                                           max_cells=max_cells)
-        self._cache: dict = {}
+            self._chain = ChainCountTables(scenario.transition, scenario.initial_distribution,
+                                           table, max_cells=max_cells)
+        else:
+            self._network = (scenario.tables, network_index(scenario))
+        self._log_joints: dict[tuple, np.ndarray] = {}
 
     def log_joint(self, codes: dict) -> np.ndarray:
         """Unnormalised log masses on 0..C-1 (``logsumexp`` is log P(evidence))."""
         key = tuple(sorted(codes.items(), key=repr))
-        if key not in self._cache:
+        out = self._log_joints.get(key)
+        if out is None:
             if self._chain is not None:
                 out = (self._chain.evidence_log_joint(codes) if codes
                        else logsumexp(self._chain.forward()[-1], axis=0))
             else:
-                out = network_log_joint(self.scenario, self.packed.weights, codes)
-            self._cache[key] = out
-        return self._cache[key]
+                assert self._network is not None
+                out = tables_log_joint(*self._network, self.packed.weights, codes)
+            self._log_joints[key] = out
+        return out
 
 
-def log_joint_engine(scenario: Any, packed: PackedWeights,
+#: The engines of each scenario object by packed-weights key; owned by this module.
+_ENGINES: weakref.WeakKeyDictionary[Scenario, dict[tuple, LogJointEngine]] = (
+    weakref.WeakKeyDictionary())
+
+
+def log_joint_engine(scenario: Scenario, packed: PackedWeights,
                      max_cells: int = MAX_CELLS) -> LogJointEngine:
-    """A cached :class:`LogJointEngine` stored on the scenario (one per packed weights)."""
-    engines = scenario._cache.setdefault("query_engines", {})
-    if packed.key not in engines:
-        engines[packed.key] = LogJointEngine(scenario, packed, max_cells)
-    return engines[packed.key]
+    """The :class:`LogJointEngine` of ``scenario`` for ``packed`` (made once, then reused).
+
+    Engines are kept per scenario object in a weak-keyed table owned by this module: they
+    live as long as the scenario, and a ``dataclasses.replace`` copy gets its own.
+    """
+    engines = _ENGINES.get(scenario)
+    if engines is None:
+        engines = _ENGINES[scenario] = {}
+    engine = engines.get(packed.key)
+    if engine is None:
+        engine = engines[packed.key] = LogJointEngine(scenario, packed, max_cells)
+    return engine
 
 
 def _normalised(scenario: Any, codes: dict, log_joint: np.ndarray) -> np.ndarray:

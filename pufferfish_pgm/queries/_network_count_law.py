@@ -24,10 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..inference import elimination_order
+from ..inference import NetworkIndex, network_index
 from ..scenarios import BayesianNetworkScenario
+from ..scenarios._pgmpy import NetworkTables
 
-__all__ = ["network_log_joint"]
+__all__ = ["network_log_joint", "tables_log_joint"]
 
 
 @dataclass(frozen=True)
@@ -72,15 +73,15 @@ def _sum_out(f: _Factor, variable: object) -> _Factor:
     return _Factor(rest, f.table.sum(axis=axis), f.log_scale).rescaled()
 
 
-def _node_factor(bn: BayesianNetworkScenario, v: object, weights: np.ndarray | None,
+def _node_factor(tables: NetworkTables, v: object, weights: np.ndarray | None,
                  observed: int | None) -> _Factor:
-    cpt = bn.tables.cpts[v]
+    cpt = tables.cpts[v]
     w = np.zeros(cpt.shape[0], dtype=np.int64) if weights is None else weights
     table = np.zeros(cpt.shape + (int(w.max()) + 1,))
     for s in range(cpt.shape[0]):
         if observed is None or observed == s:
             table[s, ..., w[s]] = cpt[s]
-    return _Factor((v, *bn.tables.parents[v]), table, 0.0).rescaled()
+    return _Factor((v, *tables.parents[v]), table, 0.0).rescaled()
 
 
 def network_log_joint(bn: BayesianNetworkScenario, weights: dict, codes: dict) -> np.ndarray:
@@ -89,12 +90,21 @@ def network_log_joint(bn: BayesianNetworkScenario, weights: dict, codes: dict) -
     ``weights`` maps nodes to non-negative integer arrays over their states (missing nodes
     weigh 0); ``codes`` maps evidence nodes to state indices.
     """
-    order = elimination_order(bn)
-    ancestors = bn._cache["ancestors"]
+    return tables_log_joint(bn.tables, network_index(bn), weights, codes)
+
+
+def tables_log_joint(tables: NetworkTables, index: NetworkIndex, weights: dict,
+                     codes: dict) -> np.ndarray:
+    """:func:`network_log_joint` from a network's tables and inference index.
+
+    What a cached engine holds instead of the scenario itself (the inference index is kept
+    per scenario in a weak-keyed table, so what it stores must not refer back to it).
+    """
     seeds = [v for v, w in weights.items() if w.max() > 0] + list(codes)
-    requisite = frozenset().union(*(ancestors[v] for v in seeds)) if seeds else frozenset()
-    factors = [_node_factor(bn, v, weights.get(v), codes.get(v)) for v in requisite]
-    for x in sorted(requisite, key=order.__getitem__):
+    requisite = (frozenset().union(*(index.ancestors[v] for v in seeds)) if seeds
+                 else frozenset())
+    factors = [_node_factor(tables, v, weights.get(v), codes.get(v)) for v in requisite]
+    for x in sorted(requisite, key=index.order.__getitem__):
         touching = [f for f in factors if x in f.variables]
         factors = [f for f in factors if x not in f.variables]
         product = touching[0]

@@ -4,6 +4,10 @@ Every query here is a sum over nodes, ``F = Σ_v w_v(X_v)``, where ``w_v`` gives
 state of node v. Its Lipschitz constant L (the most F moves when one node changes) drives
 the noise of the Markov Quilt Mechanism and the baselines.
 
+What the mechanisms rely on is the :class:`Query` protocol (a name, the nodes summed over and
+L); the scalar queries also satisfy :class:`WeightedQuery` (a weight per node and state).
+:class:`Histogram` is a vector of counts and only a :class:`Query`.
+
 Examples
 --------
 >>> from pufferfish_pgm.scenarios import MarkovChainScenario
@@ -17,17 +21,80 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import InvalidParameterError, ParameterTypeError
-from ..scenarios import as_class
+from ..scenarios import Scenario, ScenarioClass, as_class
 
-__all__ = ["Count", "Histogram", "LinearQuery", "Query"]
+__all__ = ["Count", "Histogram", "LinearQuery", "Query", "WeightedQuery"]
 
 
-def _nodes(cls: Any, nodes: tuple | None) -> tuple:
+@runtime_checkable
+class Query(Protocol):
+    """What every query offers the mechanisms: :class:`Count`, :class:`LinearQuery` and
+    :class:`Histogram` all satisfy it.
+
+    Attributes
+    ----------
+    name : str
+        A short label (``"count(walk)"``, ``"histogram"``), used in releases and reports.
+    nodes : tuple or None
+        The nodes summed over, as given (None: every node of the model).
+
+    Examples
+    --------
+    >>> isinstance(Count("walk"), Query), isinstance(Histogram(), Query)
+    (True, True)
+    >>> isinstance("count(walk)", Query)
+    False
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def nodes(self) -> tuple | None: ...
+
+    def node_list(self, scenarios: ScenarioClass | Scenario) -> tuple:
+        """The nodes the query sums over, checked against the model, in model order."""
+        ...
+
+    def lipschitz_for(self, scenarios: ScenarioClass | Scenario) -> float:
+        """L: the most the query moves (L1 over a vector) when one node changes state."""
+        ...
+
+
+@runtime_checkable
+class WeightedQuery(Query, Protocol):
+    """A scalar sum ``F = Σ_v w_v(X_v)`` with a weight per node and state (:class:`Count`,
+    :class:`LinearQuery`); the release evaluates it from :meth:`weight_table`.
+
+    Attributes
+    ----------
+    integer : bool
+        Whether every weight is an integer (the exact engine needs integer weights).
+
+    Examples
+    --------
+    >>> isinstance(LinearQuery({"a": 2}), WeightedQuery), isinstance(Histogram(), WeightedQuery)
+    (True, False)
+    """
+
+    @property
+    def integer(self) -> bool: ...
+
+    def weights_of(self, scenarios: ScenarioClass | Scenario, node: Any) -> np.ndarray:
+        """Weights of ``node``'s states, in model order."""
+        ...
+
+    def weight_table(self, scenarios: ScenarioClass | Scenario) -> np.ndarray:
+        """Array ``(len(node_list), max k)`` of weights per node and state."""
+        ...
+
+
+def _nodes(cls: ScenarioClass, nodes: tuple | None) -> tuple:
     if nodes is None:
         return tuple(cls.nodes)
     out = tuple(cls.members[0].check_node(v) for v in nodes)
@@ -82,7 +149,7 @@ class LinearQuery:
     def name(self) -> str:
         return "linear(" + ", ".join(f"{s}:{w}" for s, w in self.weights) + ")"
 
-    def weights_of(self, scenarios: Any, node: Any) -> np.ndarray:
+    def weights_of(self, scenarios: ScenarioClass | Scenario, node: Any) -> np.ndarray:
         """Weights of ``node``'s states (length = its number of states), in model order."""
         cls = as_class(scenarios)
         row = np.zeros(len(cls.states_of(node)))
@@ -90,7 +157,7 @@ class LinearQuery:
             row[cls.state_index(node, s)] = w
         return row
 
-    def weight_table(self, scenarios: Any) -> np.ndarray:
+    def weight_table(self, scenarios: ScenarioClass | Scenario) -> np.ndarray:
         """Array ``(len(nodes), max k)`` of weights per node and state (order of ``nodes``).
 
         Rows of nodes with fewer states are padded with zeros on the right.
@@ -102,11 +169,11 @@ class LinearQuery:
             table[i, :len(r)] = r
         return table
 
-    def node_list(self, scenarios: Any) -> tuple:
+    def node_list(self, scenarios: ScenarioClass | Scenario) -> tuple:
         """The nodes the query sums over."""
         return _nodes(as_class(scenarios), self.nodes)
 
-    def lipschitz_for(self, scenarios: Any) -> float:
+    def lipschitz_for(self, scenarios: ScenarioClass | Scenario) -> float:
         """The most F changes when a single node changes state."""
         cls = as_class(scenarios)
         spans = [np.ptp(self.weights_of(cls, v)) for v in _nodes(cls, self.nodes)]
@@ -137,7 +204,7 @@ class Count(LinearQuery):
     def lipschitz(self) -> float:
         return 1.0
 
-    def lipschitz_for(self, scenarios: Any) -> float:
+    def lipschitz_for(self, scenarios: ScenarioClass | Scenario) -> float:
         cls = as_class(scenarios)
         nodes = _nodes(cls, self.nodes)
         if cls.kind == "chain":  # one shared state space: check the state once
@@ -170,13 +237,13 @@ class Histogram:
     def lipschitz(self) -> float:
         return 2.0
 
-    def lipschitz_for(self, scenarios: Any) -> float:
+    def lipschitz_for(self, scenarios: ScenarioClass | Scenario) -> float:
         return 2.0
 
-    def node_list(self, scenarios: Any) -> tuple:
+    def node_list(self, scenarios: ScenarioClass | Scenario) -> tuple:
         return _nodes(as_class(scenarios), self.nodes)
 
-    def bars(self, scenarios: Any) -> tuple[Count, ...]:
+    def bars(self, scenarios: ScenarioClass | Scenario) -> tuple[Count, ...]:
         """One Count per state of the (shared) state space."""
         cls = as_class(scenarios)
         nodes = self.node_list(cls)
@@ -185,5 +252,3 @@ class Histogram:
             raise InvalidParameterError("a histogram needs nodes that share one state space")
         return tuple(Count(s, self.nodes) for s in states)
 
-
-Query = Any  # LinearQuery | Count | Histogram

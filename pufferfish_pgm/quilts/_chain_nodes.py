@@ -53,11 +53,12 @@ def support_cycle(chain: MarkovChainScenario) -> tuple[np.ndarray, int]:
     L - start. For ``initial="any"`` S_t is the set of states reachable in exactly t steps.
     """
     if is_stationary(chain):
-        return (chain.initial > 0)[None], 0
-    current = np.ones(chain.k, dtype=bool) if chain.initial_is_any else chain.initial > 0
+        return (chain.initial_distribution > 0)[None], 0
+    current = (np.ones(chain.k, dtype=bool) if chain.initial_is_any
+               else chain.initial_distribution > 0)
     step = chain.transition > 0
-    seen: dict = {}
-    head = []
+    seen: dict[bytes, int] = {}
+    head: list[np.ndarray] = []
     while current.tobytes() not in seen:  # at most 2^k distinct sets; usually a handful
         seen[current.tobytes()] = len(head)
         head.append(current)
@@ -97,7 +98,7 @@ def convergence(chain: MarkovChainScenario, length: int) -> Converged | None:
         return None
     star = head[-1]
     if is_stationary(chain):
-        q = chain.initial
+        q = chain.initial_distribution
         return Converged(0, 0, log_ratio(q[None, :], q[:, None]), star)
     k = chain.k
     mask = star[:, None] & star[None, :] & ~np.eye(k, dtype=bool)

@@ -37,6 +37,7 @@ Examples
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -128,11 +129,9 @@ def plan_chain(framework: Any, query: Any, epsilon: float, *,
     parts = []
     for nodes, pairs in groups:
         if shared:
-            best, cut = search_shared(
-                lambda w, p=pairs: _stationary_tables(cls.members, p, w), nodes, length,
-                epsilon, max_window)
+            best, cut = search_shared(partial(_stationary_tables, cls.members, pairs), nodes,
+                                      length, epsilon, max_window)
         else:
-
             best, cut = search_nodes(cls.members, nodes, pairs, prefix, epsilon, max_window)
         parts.append((nodes, best, cut))
     return _assemble(parts, length)

@@ -125,13 +125,13 @@ def is_stationary(chain: MarkovChainScenario) -> bool:
 
 
 def _marginal(chain: MarkovChainScenario, t: int) -> np.ndarray:
-    return chain.initial if is_stationary(chain) else chain.marginal(t)
+    return chain.initial_distribution if is_stationary(chain) else chain.marginal(t)
 
 
 def _support(chain: MarkovChainScenario, t: int) -> np.ndarray:
     """States X_t can take: supp(q_t), or for initial='any' those reachable in t steps."""
     if chain.initial_is_any:
-        return (chain.power(t) > 0).any(axis=0)
+        return np.asarray((chain.power(t) > 0).any(axis=0))
     return _marginal(chain, t) > 0
 
 

@@ -34,11 +34,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
+import networkx as nx  # type: ignore[import-untyped]  # networkx ships no type hints
 
 from ..errors import InvalidParameterError
 from ..scenarios import MarkovChainScenario, as_class
-from ..secrets import NodeSecret, compile_secrets
+from ..secrets import NodeSecret, check_possible, possible_secrets
 from ._influence import member_influence, ordered_pairs, quilt_table_size
 from ._plan import PlanEntry
 
@@ -233,7 +233,8 @@ def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states
     d-separation test in every member's DAG.
     """
 
-    compile_secrets(framework)  # refuses joint-only impossibilities as everywhere else
+    # an impossible secret (joint ones too) is refused first, as compile_secrets would
+    check_possible(framework.pairs, possible_secrets(framework))
     cls = framework.scenarios
     if any(not isinstance(s, NodeSecret) for p in framework.pairs for s in (p.first, p.second)):
         raise InvalidParameterError(

@@ -6,9 +6,9 @@ remote sets are ranges (:class:`NodeRanges`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -27,7 +27,7 @@ class PlanEntry:
     node: Any
     quilt: tuple
     nearby: tuple | range
-    remote: tuple | range
+    remote: tuple | range | NodeRanges
     influence: float
     sigma: float
     trivial: bool = False
@@ -38,7 +38,7 @@ class PlanEntry:
 
 
 @dataclass(frozen=True)
-class NodeRanges(Sequence):
+class NodeRanges(Sequence[int]):
     """A set of chain nodes stored as disjoint ranges (O(1) memory for a remote set).
 
     Examples
@@ -53,7 +53,15 @@ class NodeRanges(Sequence):
     def __len__(self) -> int:
         return sum(len(r) for r in self.ranges)
 
-    def __getitem__(self, k: int) -> int:  # type: ignore[override]
+    @overload
+    def __getitem__(self, k: int) -> int: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[int]: ...
+
+    def __getitem__(self, k: int | slice) -> int | list[int]:
+        if isinstance(k, slice):
+            return list(self)[k]
         k = k + len(self) if k < 0 else k
         for r in self.ranges:
             if k < len(r):
@@ -61,7 +69,7 @@ class NodeRanges(Sequence):
             k -= len(r)
         raise IndexError("node index out of range")
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         for r in self.ranges:
             yield from r
 
@@ -70,7 +78,7 @@ class NodeRanges(Sequence):
 
 
 @dataclass(frozen=True, eq=False)
-class ChainPlan(Sequence):
+class ChainPlan(Sequence[PlanEntry]):
     """One :class:`PlanEntry` per secret node of a chain, stored compactly as arrays.
 
     ``left``/``right`` hold the distances a, b of the quilt nodes (0 for an absent side);
@@ -89,7 +97,13 @@ class ChainPlan(Sequence):
     def __len__(self) -> int:
         return len(self.nodes)
 
-    def __getitem__(self, k: int | slice) -> Any:  # type: ignore[override]
+    @overload
+    def __getitem__(self, k: int) -> PlanEntry: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[PlanEntry]: ...
+
+    def __getitem__(self, k: int | slice) -> PlanEntry | list[PlanEntry]:
         if isinstance(k, slice):
             return [self[j] for j in range(len(self))[k]]
         i, a, b = int(self.nodes[k]), int(self.left[k]), int(self.right[k])
@@ -101,7 +115,7 @@ class ChainPlan(Sequence):
                          influence=float(self.influence[k]), sigma=float(self.sigma[k]),
                          trivial=not (a or b))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[PlanEntry]:
         return (self[k] for k in range(len(self)))
 
     @property

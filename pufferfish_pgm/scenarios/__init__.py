@@ -4,6 +4,7 @@ stationary or arbitrary starts, finite classes of them, fitting chains from data
 bundled model files.
 """
 
+from ._events import read_ordonez, sequences_from_events
 from ._model_files import DEFAULT_MODEL, default_model_path, load_scenarios, save_chain_class
 from ._scenarios import (
     BayesianNetworkScenario,
@@ -22,5 +23,7 @@ __all__ = [
     "as_class",
     "default_model_path",
     "load_scenarios",
+    "read_ordonez",
     "save_chain_class",
+    "sequences_from_events",
 ]

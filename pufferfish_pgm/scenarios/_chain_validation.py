@@ -61,7 +61,8 @@ def check_initial(initial: Any, k: int) -> np.ndarray:
 
 def _closed_classes(transition: np.ndarray) -> list[np.ndarray]:
     """The closed communicating classes (no positive transition leaves them)."""
-    from scipy.sparse.csgraph import connected_components
+    # scipy ships no type hints (scipy-stubs is not a dependency)
+    from scipy.sparse.csgraph import connected_components  # type: ignore[import-untyped]
 
     positive = transition > 0
     _, label = connected_components(positive, directed=True, connection="strong")

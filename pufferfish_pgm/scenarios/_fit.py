@@ -21,8 +21,9 @@ def as_sequences(data: Any) -> list[list]:
     """Normalise one or many sequences into a list of Python lists.
 
     Accepts a single sequence (list, numpy 1-D array, pandas Series), many sequences (a list of
-    those, a 2-D numpy array with one sequence per row) or a pandas DataFrame (one sequence per
-    column).
+    those) or a table with one sequence per *row*: a 2-D numpy array or a pandas DataFrame
+    whose columns are the time steps in order. That is how a release reads data (one row per
+    user), so the frame you fit is the frame you release.
 
     Examples
     --------
@@ -30,9 +31,12 @@ def as_sequences(data: Any) -> list[list]:
     [[0, 1, 1]]
     >>> as_sequences([[0, 1], [1, 1, 0]])
     [[0, 1], [1, 1, 0]]
+    >>> import pandas as pd
+    >>> as_sequences(pd.DataFrame([["a", "b", "b"], ["b", "b", "a"]], columns=[0, 1, 2]))
+    [['a', 'b', 'b'], ['b', 'b', 'a']]
     """
     if type(data).__name__ == "DataFrame":
-        return [data[c].tolist() for c in data.columns]
+        return data.to_numpy().tolist()  # one row per sequence; columns by position
     if isinstance(data, np.ndarray):
         return [data.tolist()] if data.ndim == 1 else [row.tolist() for row in data]
     if type(data).__name__ == "Series":

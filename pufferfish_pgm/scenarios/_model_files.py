@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import ModelFileError, ModelFileNotFoundError, PufferfishError
+from ..errors import ModelFileError, ModelFileNotFoundError, ParameterTypeError, PufferfishError
 from ._scenarios import (
     BayesianNetworkScenario,
     MarkovChainScenario,
@@ -83,6 +83,11 @@ def save_chain_class(cls: ScenarioClass, path: str | Path, description: str = ""
                            "states": list(cls.members[0].states),
                            "length": cls.members[0].length, "members": []}
     for m in cls:
+        if not isinstance(m, MarkovChainScenario):
+            raise ParameterTypeError(
+                f"save_chain_class writes Markov chains only; member {m.name!r} is a "
+                f"{type(m).__name__}"
+            )
         init = m.initial if isinstance(m.initial, str) else m.initial.tolist()
         doc["members"].append({"name": m.name, "transition": m.transition.tolist(),
                                "initial": init})

@@ -112,7 +112,7 @@ def tables_from_pgmpy(model: Any, *, renormalize: float = 0.0,
     >>> t.nodes, t.parents["B"], t.cpts["B"].shape
     (('A', 'B'), ('A',), (2, 2))
     """
-    from pgmpy.models import DiscreteBayesianNetwork
+    from pgmpy.models import DiscreteBayesianNetwork  # type: ignore[import-untyped]  # no hints
 
     if not isinstance(model, DiscreteBayesianNetwork):
         raise ParameterTypeError(
@@ -152,8 +152,8 @@ def tables_from_pgmpy(model: Any, *, renormalize: float = 0.0,
 
 def tables_to_pgmpy(tables: NetworkTables) -> Any:
     """Build a fresh pgmpy ``DiscreteBayesianNetwork`` from validated tables."""
-    from pgmpy.factors.discrete import TabularCPD
-    from pgmpy.models import DiscreteBayesianNetwork
+    from pgmpy.factors.discrete import TabularCPD  # type: ignore[import-untyped]  # no hints
+    from pgmpy.models import DiscreteBayesianNetwork  # type: ignore[import-untyped]  # no hints
 
     model = DiscreteBayesianNetwork()
     model.add_nodes_from(tables.nodes)
@@ -180,11 +180,11 @@ def read_network_file(path: str | Path, *, renormalize: float = 0.0,
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
         if text.lstrip().startswith("<"):
-            from pgmpy.readwrite import XMLBIFReader
+            from pgmpy.readwrite import XMLBIFReader  # type: ignore[import-untyped]  # no hints
 
             model = XMLBIFReader(path=str(path)).get_model()
         else:
-            from pgmpy.readwrite import BIFReader
+            from pgmpy.readwrite import BIFReader  # type: ignore[import-untyped]  # no hints
 
             model = BIFReader(path=str(path)).get_model()
     except Exception as err:  # pgmpy raises many kinds on malformed files
@@ -209,7 +209,7 @@ def read_network_file(path: str | Path, *, renormalize: float = 0.0,
 
 def chain_from_pgmpy(chain: Any) -> tuple[np.ndarray, tuple, Any]:
     """Return ``(transition, states, start_state)`` from a single-variable pgmpy MarkovChain."""
-    from pgmpy.models import MarkovChain
+    from pgmpy.models import MarkovChain  # type: ignore[import-untyped]  # no hints
 
     if not isinstance(chain, MarkovChain):
         raise ParameterTypeError(f"expected a pgmpy MarkovChain, got {type(chain).__name__}")

@@ -14,7 +14,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,34 +41,27 @@ TOLERANCE = 1e-9
 
 
 class _Domain:
-    """Lookup of nodes and state indices shared by every scenario kind."""
+    """Lookup of state indices shared by every scenario kind."""
 
-    nodes: tuple
     name: str
 
     def check_node(self, node: Any) -> Any:
-        if node not in self._node_set():
-            shown = list(self.nodes[:8]) + (["..."] if len(self.nodes) > 8 else [])
-            raise UnknownNodeError(
-                f"unknown node {node!r} in scenario {self.name!r}; its nodes are {shown}"
-            )
-        return node
+        """``node`` if the scenario has it, else :class:`UnknownNodeError`."""
+        raise NotImplementedError
+
+    def states_of(self, node: Any) -> tuple:
+        """The states of ``node``, in the model's order."""
+        raise NotImplementedError
 
     def state_index(self, node: Any, state: Any) -> int:
         """Index of ``state`` among the states of ``node``, with a clear error if unknown."""
-        states = self.states_of(self.check_node(node))  # type: ignore[attr-defined]
+        states = self.states_of(self.check_node(node))
         try:
             return states.index(state)
         except ValueError:
             raise UnknownStateError(
                 f"node {node!r} has no state {state!r}; its states are {list(states)}"
             ) from None
-
-    def _node_set(self) -> frozenset:
-        cache = self._cache  # type: ignore[attr-defined]
-        if "node_set" not in cache:
-            cache["node_set"] = frozenset(self.nodes)
-        return cache["node_set"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,6 +78,15 @@ class BayesianNetworkScenario(_Domain):
         Columns of a CPD that sum to 1 only within this tolerance are rescaled to sum to 1
         exactly (real BIF files are often off by ~1e-7). Columns off by more than
         ``max(renormalize, 1e-9)`` raise :class:`InvalidModelError`.
+    tables : NetworkTables, optional (keyword only)
+        Already validated tables instead of ``model`` (what :func:`dataclasses.replace`
+        passes); give one of ``model`` and ``tables``.
+
+    The scenario is immutable and holds no cache: what the stages above derive from it (the
+    elimination order and compiled plans of :mod:`pufferfish_pgm.inference`, the count-law
+    engines of :mod:`pufferfish_pgm.queries`) is kept by those stages, per scenario object,
+    in weak-keyed indices. ``dataclasses.replace(bn, name="other")`` therefore gives a new
+    scenario with indices of its own.
 
     Examples
     --------
@@ -95,14 +97,27 @@ class BayesianNetworkScenario(_Domain):
 
     tables: _pgmpy.NetworkTables
     name: str = "network"
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    _node_set: frozenset = field(init=False, repr=False, compare=False)
 
-    def __init__(self, model: Any, *, name: str = "network", renormalize: float = 0.0) -> None:
-        tables = model if isinstance(model, _pgmpy.NetworkTables) else _pgmpy.tables_from_pgmpy(
-            model, renormalize=renormalize, tolerance=TOLERANCE)
+    def __init__(self, model: Any = None, *, name: str = "network", renormalize: float = 0.0,
+                 tables: _pgmpy.NetworkTables | None = None) -> None:
+        if isinstance(model, _pgmpy.NetworkTables) and tables is None:
+            model, tables = None, model
+        if (model is None) == (tables is None):
+            raise ParameterTypeError(
+                "BayesianNetworkScenario needs a pgmpy DiscreteBayesianNetwork (or tables=); "
+                + ("got neither" if model is None else "got both a model and tables")
+            )
+        if tables is None:
+            tables = _pgmpy.tables_from_pgmpy(model, renormalize=renormalize,
+                                              tolerance=TOLERANCE)
+        elif not isinstance(tables, _pgmpy.NetworkTables):
+            raise ParameterTypeError(
+                f"tables must be NetworkTables, got {type(tables).__name__}"
+            )
         object.__setattr__(self, "tables", tables)
         object.__setattr__(self, "name", str(name))
-        object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_node_set", frozenset(tables.nodes))
 
     @classmethod
     def from_file(cls, path: str | Path, *, renormalize: float = 0.0,
@@ -115,6 +130,14 @@ class BayesianNetworkScenario(_Domain):
     def nodes(self) -> tuple:
         """Nodes in a topological order."""
         return self.tables.nodes
+
+    def check_node(self, node: Any) -> Any:
+        if node not in self._node_set:
+            shown = list(self.nodes[:8]) + (["..."] if len(self.nodes) > 8 else [])
+            raise UnknownNodeError(
+                f"unknown node {node!r} in scenario {self.name!r}; its nodes are {shown}"
+            )
+        return node
 
     def states_of(self, node: Any) -> tuple:
         return self.tables.states[self.check_node(node)]
@@ -152,6 +175,12 @@ class MarkovChainScenario(_Domain):
     states : sequence, optional
         State names; 0..k-1 when omitted.
 
+    ``initial="stationary"`` is resolved to an array when the chain is made, so
+    ``dataclasses.replace(mc, length=10)`` keeps the start distribution and
+    ``dataclasses.replace(mc, transition=q)`` does not recompute it (pass
+    ``initial="stationary"`` again for that). Like a network, a chain holds no cache written
+    by other stages (see :class:`BayesianNetworkScenario`).
+
     Examples
     --------
     >>> mc = MarkovChainScenario(transition=[[0.9, 0.1], [0.5, 0.5]], initial=[1, 0],
@@ -165,7 +194,8 @@ class MarkovChainScenario(_Domain):
     length: int
     states: tuple
     name: str = "chain"
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    #: P^n by n, filled by :meth:`power` only (the one cache a chain holds, and its own).
+    _powers: dict[int, np.ndarray] = field(init=False, repr=False, compare=False)
 
     def __init__(self, transition: Any, initial: Any = "stationary", length: int = 1,
                  states: Sequence | None = None, *, name: str = "chain") -> None:
@@ -188,7 +218,7 @@ class MarkovChainScenario(_Domain):
         object.__setattr__(self, "length", positive_int("length", length))
         object.__setattr__(self, "states", names)
         object.__setattr__(self, "name", str(name))
-        object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_powers", {})
         self.transition.setflags(write=False)
 
     @staticmethod
@@ -222,6 +252,16 @@ class MarkovChainScenario(_Domain):
         """True when the class of all initial distributions is meant."""
         return isinstance(self.initial, str)
 
+    @property
+    def initial_distribution(self) -> np.ndarray:
+        """The distribution of X_0 (read-only; an error for ``initial="any"``)."""
+        if isinstance(self.initial, str):
+            raise InvalidModelError(
+                f"chain {self.name!r} has initial='any', so X_0 has no single distribution; "
+                "give an initial distribution"
+            )
+        return self.initial
+
     def states_of(self, node: Any) -> tuple:
         self.check_node(node)
         return self.states
@@ -236,15 +276,17 @@ class MarkovChainScenario(_Domain):
         return int(node)
 
     def power(self, n: int) -> np.ndarray:
-        """P^n (cached per scenario)."""
-        cache = self._cache.setdefault("powers", {})
-        if n not in cache:
-            cache[n] = np.linalg.matrix_power(self.transition, n)
-        return cache[n]
+        """P^n (computed once per scenario; read-only)."""
+        powers = self._powers
+        if n not in powers:
+            p = np.linalg.matrix_power(self.transition, n)
+            p.setflags(write=False)
+            powers[n] = p
+        return powers[n]
 
     def marginal(self, t: int) -> np.ndarray:
         """Distribution of X_t (needs a fixed initial distribution)."""
-        if self.initial_is_any:
+        if isinstance(self.initial, str):
             raise InvalidModelError(
                 f"chain {self.name!r} has initial='any', so X_{t} has no single distribution; "
                 "give an initial distribution"
@@ -272,7 +314,10 @@ class MarkovChainScenario(_Domain):
             name: str = "fitted chain") -> MarkovChainScenario:
         """Maximum-likelihood chain from one or many state sequences.
 
-        See :func:`pufferfish_pgm.scenarios._fit.fit_chain` for the estimator and its options.
+        ``sequences`` is one sequence, a list of sequences, or a table with one sequence per
+        row (a 2-D array or a DataFrame whose columns are the time steps in order), the same
+        orientation as :meth:`Calibration.release` reads. See
+        :func:`pufferfish_pgm.scenarios._fit.fit_chain` for the estimator and its options.
 
         Examples
         --------
@@ -322,7 +367,7 @@ class ScenarioClass:
     def __len__(self) -> int:
         return len(self.members)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Scenario]:
         return iter(self.members)
 
     def __getitem__(self, i: int) -> Scenario:

@@ -15,6 +15,7 @@ from ._secrets import (
     complete_graph,
     distance_threshold_graph,
     partition_graph,
+    possible_secrets,
     secret_pairs,
 )
 
@@ -30,5 +31,6 @@ __all__ = [
     "complete_graph",
     "distance_threshold_graph",
     "partition_graph",
+    "possible_secrets",
     "secret_pairs",
 ]

@@ -17,20 +17,20 @@ Examples
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
+import networkx as nx  # type: ignore[import-untyped]  # networkx ships no type hints
 import numpy as np
 
 from ..errors import ImpossibleSecretError, InvalidParameterError, ParameterTypeError
-from ..inference import secret_probability
-from ..scenarios import ScenarioClass, as_class
+from ..inference import conditional, secret_probability
+from ..scenarios import MarkovChainScenario, Scenario, ScenarioClass, as_class
 
 __all__ = ["CompiledPair", "Framework", "JointSecret", "NodeSecret", "SecretPair",
            "SkippedPair", "check_possible", "compile_secrets", "complete_graph",
-           "distance_threshold_graph", "partition_graph", "secret_pairs"]
+           "distance_threshold_graph", "partition_graph", "possible_secrets", "secret_pairs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,11 +176,12 @@ def secret_pairs(scenarios: Any, nodes: Iterable | None = None,
     """
     cls = as_class(scenarios)
     chosen = cls.nodes if nodes is None else tuple(nodes)
-    pairs = []
+    pairs: list[SecretPair] = []
     check = cls.members[0].check_node
     for v in chosen:
         states = cls.states_of(check(v))
         g = _graph_for(graph, v)
+        edges: Iterable[Sequence]
         if g is None:
             edges = itertools.combinations(states, 2)
         else:
@@ -208,6 +209,15 @@ def _trusted_pair(first: NodeSecret, second: NodeSecret) -> SecretPair:
     return pair
 
 
+@dataclass(eq=False)
+class _PairIndex:
+    """What a :class:`Framework` derives from its pairs on first use (written by it only)."""
+
+    pairs: tuple[SecretPair, ...] | None = None   # all pairs, when they are implicit
+    by_node: dict[Any, tuple[SecretPair, ...]] | None = None
+    nodes: tuple | None = None
+
+
 @dataclass(frozen=True, eq=False)
 class Framework:
     """A Pufferfish framework (S, S_pairs, Θ): scenarios and discriminative pairs.
@@ -225,7 +235,8 @@ class Framework:
     """
 
     scenarios: ScenarioClass
-    _explicit: tuple | None = field(repr=False)
+    _explicit: tuple[SecretPair, ...] | None = field(repr=False)
+    _index: _PairIndex = field(init=False, repr=False, compare=False)
 
     def __init__(self, scenarios: Any, pairs: Iterable[SecretPair] | None = None) -> None:
         cls = as_class(scenarios)
@@ -240,16 +251,16 @@ class Framework:
                                         "single state")
         object.__setattr__(self, "scenarios", cls)
         object.__setattr__(self, "_explicit", chosen)
-        object.__setattr__(self, "_index", {})
+        object.__setattr__(self, "_index", _PairIndex())
 
     @property
-    def pairs(self) -> tuple:
+    def pairs(self) -> tuple[SecretPair, ...]:
         """Every discriminative pair, as SecretPair objects."""
         if self._explicit is not None:
             return self._explicit
-        if "pairs" not in self._index:
-            self._index["pairs"] = secret_pairs(self.scenarios)
-        return self._index["pairs"]
+        if self._index.pairs is None:
+            self._index.pairs = secret_pairs(self.scenarios)
+        return self._index.pairs
 
     @property
     def pair_count(self) -> int:
@@ -262,7 +273,7 @@ class Framework:
             return len(cls.nodes) * k * (k - 1) // 2
         return sum(len(cls.states_of(v)) * (len(cls.states_of(v)) - 1) // 2 for v in cls.nodes)
 
-    def node_pair_codes(self) -> tuple[list, np.ndarray, np.ndarray] | None:
+    def node_pair_codes(self) -> tuple[np.ndarray | list, np.ndarray, np.ndarray] | None:
         """(node of each pair, state index of its first, of its second) for single-node pairs.
 
         None when some pair is over several nodes (a JointSecret).
@@ -271,27 +282,28 @@ class Framework:
         if self._explicit is None and cls.kind == "chain":
             k = len(cls.states_of(0))
             a, b = np.triu_indices(k, 1)
-            nodes = np.repeat(np.arange(len(cls.nodes)), len(a))
-            return nodes, np.tile(a, len(cls.nodes)), np.tile(b, len(cls.nodes))
+            steps = np.repeat(np.arange(len(cls.nodes)), len(a))
+            return steps, np.tile(a, len(cls.nodes)), np.tile(b, len(cls.nodes))
         pairs = self.pairs
-        if any(type(p.first) is not NodeSecret or type(p.second) is not NodeSecret
-               for p in pairs):
+        single = [(p.first, p.second) for p in pairs
+                  if isinstance(p.first, NodeSecret) and isinstance(p.second, NodeSecret)]
+        if len(single) < len(pairs):
             return None
         index = {v: {s: i for i, s in enumerate(cls.states_of(v))} for v in self.secret_nodes}
-        nodes = [p.first.node for p in pairs]
-        first = np.array([index[p.first.node][p.first.state] for p in pairs], dtype=np.int64)
-        second = np.array([index[p.first.node][p.second.state] for p in pairs], dtype=np.int64)
+        nodes = [x.node for x, _ in single]
+        first = np.array([index[x.node][x.state] for x, _ in single], dtype=np.int64)
+        second = np.array([index[x.node][y.state] for x, y in single], dtype=np.int64)
         return nodes, first, second
 
-    def _by_node(self) -> dict:
+    def _by_node(self) -> dict[Any, tuple[SecretPair, ...]]:
         """Single-node pairs grouped by node (built once, on first use)."""
-        if "by_node" not in self._index:
-            groups: dict = {}
+        if self._index.by_node is None:
+            groups: dict[Any, list[SecretPair]] = {}
             for p in self.pairs:
                 if type(p.first) is NodeSecret and type(p.second) is NodeSecret:
                     groups.setdefault(p.first.node, []).append(p)
-            self._index["by_node"] = {v: tuple(ps) for v, ps in groups.items()}
-        return self._index["by_node"]
+            self._index.by_node = {v: tuple(ps) for v, ps in groups.items()}
+        return self._index.by_node
 
     @property
     def secret_nodes(self) -> tuple:
@@ -299,17 +311,17 @@ class Framework:
         if self._explicit is None:
             cls = self.scenarios
             return tuple(v for v in cls.nodes if len(cls.states_of(v)) > 1)
-        if "nodes" not in self._index:
+        if self._index.nodes is None:
             used = set(self._by_node())
             used.update(n for p in self.pairs if type(p.first) is not NodeSecret
                         or type(p.second) is not NodeSecret
                         for s in (p.first, p.second) for n in s.evidence)
-            self._index["nodes"] = tuple(v for v in self.scenarios.nodes if v in used)
-        return self._index["nodes"]
+            self._index.nodes = tuple(v for v in self.scenarios.nodes if v in used)
+        return self._index.nodes
 
     def pairs_of(self, node: Any) -> tuple[SecretPair, ...]:
         """The single-node pairs on ``node``."""
-        if self._explicit is None and "pairs" not in self._index:
+        if self._explicit is None and self._index.pairs is None:
             cls = self.scenarios
             return secret_pairs(cls, nodes=[node]) if node in cls.nodes else ()
         return self._by_node().get(node, ())
@@ -387,6 +399,51 @@ def compile_secrets(framework: Framework) -> tuple[tuple[CompiledPair, ...],
                 skipped.append(SkippedPair(pair, theta, f"P({zero}) = 0 under {scenario.name!r}"))
     check_possible(framework.pairs, possible)
     return tuple(compiled), tuple(skipped)
+
+
+def possible_secrets(framework: Framework) -> set[Secret]:
+    """The secrets of the framework's pairs that have positive probability under some θ.
+
+    What :func:`compile_secrets` learns about possibility, without its full pass of
+    probabilities: each distinct secret is checked once, stopping at the first θ under which
+    it is possible, and a single-node secret is read off the support of its node's marginal
+    (one inference per node and θ, shared by all its states; for a chain with
+    ``initial="any"``, the states reachable from some start).
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> mc = MarkovChainScenario([[1.0, 0.0], [0.5, 0.5]], [1.0, 0.0], 2)
+    >>> sorted(map(str, possible_secrets(Framework(mc))))
+    ['0=0', '1=0']
+    """
+    supports: dict[tuple[int, Any], np.ndarray] = {}
+    possible: set[Secret] = set()
+    seen: set[Secret] = set()
+    for pair in framework.pairs:
+        for secret in (pair.first, pair.second):
+            if secret in seen:
+                continue
+            seen.add(secret)
+            for theta, scenario in enumerate(framework.scenarios):
+                if isinstance(secret, NodeSecret):
+                    node = scenario.check_node(secret.node)
+                    if (theta, node) not in supports:
+                        supports[theta, node] = _node_support(scenario, node)
+                    ok = bool(supports[theta, node][scenario.state_index(node, secret.state)])
+                else:
+                    ok = secret_probability(scenario, secret.evidence) > 0
+                if ok:
+                    possible.add(secret)
+                    break
+    return possible
+
+
+def _node_support(scenario: Scenario, node: Any) -> np.ndarray:
+    """Which states of ``node`` have positive probability (for "any": from some start)."""
+    if isinstance(scenario, MarkovChainScenario) and scenario.initial_is_any:
+        return np.asarray((scenario.power(node) > 0).any(axis=0))
+    return conditional(scenario, [node]) > 0
 
 
 def check_possible(pairs: Iterable[SecretPair], possible: set) -> None:
