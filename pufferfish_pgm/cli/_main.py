@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 2 bad input)."""
     try:
         args = build_parser().parse_args(argv)
-        from . import _commands
+        from . import _commands  # deferred: `--help` and bad arguments need no scipy/pgmpy
 
         result = getattr(_commands, args.command)(args)
         _print(result, args.json)

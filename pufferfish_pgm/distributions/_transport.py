@@ -28,6 +28,7 @@ import numpy as np
 from .._validation import positive_finite
 from ._discrete import DiscreteDistribution, as_distribution
 from ._exp_moment import smallest_exp_moment_scale
+from ._w_infinity import exact_w_infinity
 
 __all__ = [
     "CDF_TOLERANCE",
@@ -79,25 +80,24 @@ def optimal_plan(mu_a: object, mu_b: object) -> np.ndarray:
 def w_infinity(mu_a: object, mu_b: object) -> float:
     """∞-Wasserstein distance: the largest gap between the two quantile functions.
 
+    Computed by the one W∞ kernel
+    (:func:`~pufferfish_pgm.distributions._w_infinity.exact_w_infinity`) on the union of the
+    supports, so no mass is ignored for being small: a mass of 1e-13 that only one law has
+    still moves the distance.
+
     Examples
     --------
     >>> w_infinity({0: 0.5, 10: 0.5}, {0: 0.4, 10: 0.6})
     10.0
+    >>> w_infinity({0: 1 - 1e-13, 1: 1e-13}, {0: 1.0})
+    1.0
     """
     a, b = as_distribution(mu_a, "mu_a"), as_distribution(mu_b, "mu_b")
-    qa, qb, _ = _quantile_cells(a, b)
-    # Slivers (cells narrower than CDF_TOLERANCE) are dropped as rounding noise, but a real
-    # tiny mass at one support point must still be transported somewhere: also evaluate both
-    # quantile functions at the middle of every support point's own CDF interval.
-    gaps = [np.abs(qa - qb), _own_gaps(a, b), _own_gaps(b, a)]
-    return float(max(np.max(g, initial=0.0) for g in gaps))
-
-
-def _own_gaps(d: DiscreteDistribution, other: DiscreteDistribution) -> np.ndarray:
-    """|x − Q_other(u)| at the middle level u of each support point x of ``d``."""
-    mids = d._cum - 0.5 * d.probs
-    index = np.minimum(np.searchsorted(other._cum, mids, "left"), len(other._cum) - 1)
-    return np.abs(d.support - other.support[index])
+    grid = np.union1d(a.support, b.support)
+    rows = np.full((2, grid.size), -np.inf)
+    for r, d in enumerate((a, b)):
+        rows[r, np.searchsorted(grid, d.support)] = np.log(d.probs)
+    return float(exact_w_infinity(grid, rows[:1], rows[1:])[0])
 
 
 def kantorovich_delta_star(mu_a: object, mu_b: object) -> float:
