@@ -4,7 +4,8 @@ stationary or arbitrary starts, finite classes of them, fitting chains from data
 bundled model files.
 """
 
-from ._events import read_ordonez, sequences_from_events
+from ._event_files import read_ordonez
+from ._events import sequences_from_events
 from ._model_files import DEFAULT_MODEL, default_model_path, load_scenarios, save_chain_class
 from ._scenarios import (
     BayesianNetworkScenario,

@@ -15,27 +15,32 @@ from __future__ import annotations
 
 import os
 import re
-import warnings
 from collections.abc import Hashable
 from datetime import timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
+from ._event_files import (
+    _existing_file,
+    _is_ordonez,
+    read_ordonez,
+)
+from ._event_records import (
+    DAY_NS,
+    SECOND_NS,
+    _is_missing,
+    _show,
+    _validate,
+)
 
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]  # (no pandas-stubs installed)
 
-__all__ = ["read_ordonez", "sequences_from_events"]
+__all__ = ["sequences_from_events"]
 
 RULES = ("midpoint", "majority")
-DAY_NS = 86_400 * 10**9
-SECOND_NS = 10**9
-ORDONEZ_HEADER = ("start time", "end time", "activity")
-# the largest dense (segment x event) block built at once when repairing overlaps
-_REPAIR_BLOCK = 4_000_000
 
 
 def sequences_from_events(events: Any, *, slot: Any, user: Hashable = "user",
@@ -229,87 +234,6 @@ fill=<state> (e.g. fill='Idle') to label gaps, or complete the log
     return pd.DataFrame(values, index=index, columns=pd.Index(labels.tolist()))
 
 
-def read_ordonez(path: str | os.PathLike, *, user: Hashable | None = None,
-                 repair: bool = False) -> pd.DataFrame:
-    """Read an Ordóñez ADL label file into the long format of :func:`sequences_from_events`.
-
-    The format: a header line ``Start time  End time  Activity`` (optionally followed by a line
-    of dashes), then one interval per line, ``YYYY-MM-DD hh:mm:ss`` start and end and the
-    activity, separated by tabs (stray and doubled tabs are fine) or by runs of spaces.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file, e.g. ``OrdonezA_ADLs.txt``.
-    user : hashable, optional
-        The user's name (the file has one user). Default: the file name without ``_ADLs``
-        and the extension, e.g. ``"OrdonezA"``.
-    repair : bool
-        ``False`` (default): the rows as written (defects are left for
-        :func:`sequences_from_events` to report). ``True``: rows that end before they start
-        are dropped (their true times cannot be recovered), and where intervals overlap the
-        one that starts later wins for the time they share (ties: the later line); an
-        interval cut by a shorter one nested inside it resumes after it. Every change is
-        reported in a :class:`UserWarning` and listed in ``result.attrs["repairs"]``. The
-        repair compares every interval with every boundary (quadratic, in bounded blocks):
-        meant for hand-labelled files of some thousands of lines.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``user, start, end, state`` (times as ``datetime64[ns]``), indexed by the
-        line number in the file (``"line"``; a repaired interval split in two keeps its line
-        number on both pieces), so errors downstream name the line.
-
-    Raises
-    ------
-    InvalidDataError
-        The file is not in this format, a line does not have three fields, or a time cannot
-        be read (the message names the line).
-    InvalidParameterError
-        No file at ``path``.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> text = ("Start time\\t\\tEnd time\\t\\tActivity\\t\\r\\n"
-    ...         "2011-11-28 02:27:59\\t\\t2011-11-28 10:18:11\\t\\tSleeping\\t\\t\\r\\n"
-    ...         "2011-11-28 10:21:24\\t\\t2011-11-28 10:23:36\\t\\tToileting\\t\\r\\n")
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = pathlib.Path(tmp) / "OrdonezA_ADLs.txt"
-    ...     _ = path.write_text(text, encoding="utf-8", newline="")
-    ...     read_ordonez(path)  # doctest: +NORMALIZE_WHITESPACE
-              user               start                 end      state
-    line
-    2     OrdonezA 2011-11-28 02:27:59 2011-11-28 10:18:11   Sleeping
-    3     OrdonezA 2011-11-28 10:21:24 2011-11-28 10:23:36  Toileting
-    """
-    import pandas as pd
-
-    file = _existing_file(path)
-    if not isinstance(repair, bool):
-        raise ParameterTypeError(f"repair must be True or False, got {repair!r}")
-    name = user if user is not None else re.sub(r"_ADLs$", "", file.stem, flags=re.IGNORECASE)
-    if not isinstance(name, Hashable) or _is_missing(name):
-        raise InvalidParameterError(f"user must be a name such as 'A', got {user!r}")
-    lines = _read_text(file).splitlines()
-    body = _ordonez_body(lines, file.name)
-    table = pd.DataFrame(
-        {"user": [name] * len(body), "start": [f[1] for f in body],
-         "end": [f[2] for f in body], "state": [f[3] for f in body]},
-        index=pd.Index([f[0] for f in body], name="line"))
-
-    def where(label: Any) -> str:
-        return f"line {label} of {file.name}"
-
-    for col in ("start", "end"):
-        ns = _parse_times(table[col], col, col, where)
-        table[col] = ns.astype("datetime64[ns]")
-    if repair:
-        table = _repair(table, file.name)
-    return table
-
-
 # ---------------------------------------------------------------------------------------------
 # arguments and input
 
@@ -362,63 +286,6 @@ def _slot_labels(slot_ns: int, per_day: int) -> np.ndarray:
     return text.astype(object)
 
 
-def _existing_file(path: Any) -> Path:
-    file = Path(path)
-    if not file.is_file():
-        raise InvalidParameterError(
-            f"no file at {str(path)!r}; pass an existing CSV or Ordóñez ADL file, or a DataFrame")
-    return file
-
-
-def _read_text(file: Path) -> str:
-    try:
-        return file.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise InvalidDataError(
-            f"{file.name} is not UTF-8 text ({err}); re-save it as UTF-8") from None
-
-
-def _header_fields(line: str) -> tuple[str, ...]:
-    return tuple(f.strip().lower() for f in re.split(r"\t|\s{2,}", line.strip()) if f.strip())
-
-
-def _is_ordonez(file: Path) -> bool:
-    with open(file, encoding="utf-8-sig", errors="replace") as handle:
-        for line in handle:
-            if line.strip():
-                return _header_fields(line) == ORDONEZ_HEADER
-    return False
-
-
-def _ordonez_body(lines: list[str], name: str) -> list[tuple[int, str, str, str]]:
-    """(line number, start, end, activity) of every non-blank line after the header."""
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is None or _header_fields(lines[first]) != ORDONEZ_HEADER:
-        seen = lines[first].strip() if first is not None else ""
-        raise InvalidDataError(
-            f"{name} is not an Ordóñez ADL file: its first line should be the header "
-            f"'Start time  End time  Activity', got {seen!r}")
-    skip = first + 1
-    if skip < len(lines) and re.fullmatch(r"[\s-]*-[\s-]*", lines[skip]):
-        skip += 1  # the dashed line under the header in the original UCI files
-    out = []
-    # a reader of small hand-labelled files: one pass over the lines
-    for number, line in enumerate(lines[skip:], start=skip + 1):
-        if not line.strip():
-            continue
-        if "\t" in line:
-            fields = [f.strip() for f in line.split("\t") if f.strip()]
-        else:
-            match = re.fullmatch(r"\s*(\S+\s\S+)\s+(\S+\s\S+)\s+(\S.*?)\s*", line)
-            fields = list(match.groups()) if match else [line.strip()]
-        if len(fields) != 3:
-            raise InvalidDataError(
-                f"line {number} of {name}: expected three fields (start, end, activity) "
-                f"separated by tabs, got {fields}; correct or delete the line")
-        out.append((number, fields[0], fields[1], fields[2]))
-    return out
-
-
 def _load(events: Any, names: dict[str, Hashable]) -> tuple[pd.DataFrame, Any, str]:
     """The events as a DataFrame, a function naming a row by its index label, and a hint.
 
@@ -456,172 +323,6 @@ def _load(events: Any, names: dict[str, Hashable]) -> tuple[pd.DataFrame, Any, s
 
 # ---------------------------------------------------------------------------------------------
 # validation
-
-
-class _Log:
-    """A validated log, sorted by (user, start): codes and int64 nanosecond times."""
-
-    def __init__(self, user: np.ndarray, start: np.ndarray, end: np.ndarray, code: np.ndarray,
-                 user_names: np.ndarray, state_names: np.ndarray) -> None:
-        self.start, self.end, self.code = start, end, code
-        self.user_names, self.state_names = user_names, state_names
-        cuts = np.flatnonzero(np.diff(user)) + 1
-        self.bounds = np.concatenate([[0], cuts, [len(user)]])
-        heads = self.bounds[:-1]
-        self.first_day = np.minimum.reduceat(start, heads) // DAY_NS
-        self.last_day = np.maximum.reduceat(end - 1, heads) // DAY_NS  # last instant covered
-
-
-def _is_missing(value: Any) -> bool:
-    import pandas as pd
-
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def _validate(table: pd.DataFrame, names: dict[str, Hashable], where: Any, hint: str) -> _Log:
-    import pandas as pd
-
-    for arg, col in names.items():
-        if col not in table.columns:
-            extra = (" (a single user's log: add one with events.assign(user='me'))"
-                     if arg == "user" else "")
-            raise InvalidParameterError(
-                f"events has no column {col!r} (the {arg}= argument); its columns are "
-                f"{list(table.columns)[:10]}: pass {arg}=<column name>{extra}")
-    columns = {arg: table[col] for arg, col in names.items()}
-    for col in columns.values():
-        if isinstance(col, pd.DataFrame):
-            raise InvalidDataError(
-                f"events has more than one column named {col.columns[0]!r}; rename them")
-    for arg, col in columns.items():
-        bad = col.isna().to_numpy().copy()
-        if arg in ("user", "state") and (col.dtype == object
-                                          or pd.api.types.is_string_dtype(col.dtype)):
-            # a blank label is a missing one (checked on the distinct labels, which are few)
-            blank = [v for v in pd.unique(col[~bad]) if isinstance(v, str) and not v.strip()]
-            if blank:
-                bad |= col.isin(blank).to_numpy()
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InvalidDataError(
-                f"{where(table.index[i])}: the {arg} ({names[arg]!r}) is missing "
-                f"({_plain(col.iloc[i])!r}); fill it in or drop the row"
-                + (f" ({int(bad.sum())} rows in all)" if bad.sum() > 1 else ""))
-    start = _parse_times(columns["start"], "start", names["start"], where)
-    end = _parse_times(columns["end"], "end", names["end"], where)
-    backwards = end < start
-    if backwards.any():
-        i = int(np.argmax(backwards))
-        raise InvalidDataError(
-            f"{where(table.index[i])}: the interval ends before it starts "
-            f"({columns['state'].iloc[i]!r} from {_show(start[i])} to {_show(end[i])}"
-            + (f"; {int(backwards.sum())} such rows in all" if backwards.sum() > 1 else "")
-            + "); correct the times or drop the row"
-            + hint)
-
-    user_codes, user_names = _factorize(columns["user"])
-    state_codes, state_names = _factorize(columns["state"])
-    keep = np.flatnonzero(end > start)  # an empty interval covers nothing
-    if not len(keep):
-        raise InvalidDataError("events has no interval of positive length; nothing to slot")
-    order = keep[np.lexsort((end[keep], start[keep], user_codes[keep]))]
-    u, s, e = user_codes[order], start[order], end[order]
-    same = u[1:] == u[:-1]
-    # latest end among a user's earlier intervals (the running maximum restarts per user)
-    run = pd.Series(e).groupby(u).cummax().to_numpy()
-    clash = same & (s[1:] < run[:-1])
-    if clash.any():
-        k = int(np.argmax(clash)) + 1
-        lo = int(np.searchsorted(u, u[k], side="left"))    # the user's first interval
-        j = lo + int(np.argmax(e[lo:k] > s[k]))
-        a, b = order[j], order[k]
-        raise InvalidDataError(
-            f"{where(table.index[b])} ({_row(columns, b, start, end)}) overlaps "
-            f"{where(table.index[a])} ({_row(columns, a, start, end)}) of user "
-            f"{user_names[u[k]]!r}; one user's intervals must not overlap"
-            + (f" ({int(clash.sum())} overlapping rows in all)" if clash.sum() > 1 else "")
-            + ": correct the times or drop one of them"
-            + hint)
-    return _Log(u, s, e, state_codes[order], user_names, state_names)
-
-
-def _factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes and sorted unique values (in first-seen order if they do not sort)."""
-    import pandas as pd
-
-    try:
-        codes, uniques = pd.factorize(column, sort=True)
-    except TypeError:
-        codes, uniques = pd.factorize(column, sort=False)
-    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
-
-
-def _parse_times(column: pd.Series, arg: str, name: Hashable, where: Any) -> np.ndarray:
-    """int64 nanoseconds of naive times; an error names the first row that cannot be read."""
-    import pandas as pd
-
-    kind = column.dtype
-    if getattr(kind, "tz", None) is not None:
-        raise InvalidDataError(
-            f"the {arg} times ({name!r}) carry a time zone ({kind}); days are local calendar "
-            "days: convert with .dt.tz_convert(<zone>).dt.tz_localize(None)")
-    if pd.api.types.is_bool_dtype(kind) or pd.api.types.is_numeric_dtype(kind):
-        raise InvalidDataError(
-            f"the {arg} times ({name!r}) are numbers ({kind}), e.g. {_plain(column.iloc[0])!r} at "
-            f"{where(column.index[0])}; convert them first, e.g. pd.to_datetime(col, unit='s')")
-    if pd.api.types.is_datetime64_dtype(kind):
-        parsed = column
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "could not infer format": handled just below
-            try:
-                parsed = pd.to_datetime(column, errors="coerce")
-            except (ValueError, TypeError, OverflowError):
-                parsed = pd.Series(pd.NaT, index=column.index, dtype="datetime64[ns]")
-            if not pd.api.types.is_datetime64_dtype(parsed.dtype):
-                raise InvalidDataError(
-                    f"the {arg} times ({name!r}) mix time zones or carry one (e.g. "
-                    f"{column.iloc[0]!r}); give naive local times such as '2011-11-28 02:27:59'")
-            failed = parsed.isna().to_numpy()
-            if failed.any() and int(pd.__version__.split(".")[0]) >= 2:
-                # the format pandas infers from the first row did not fit: read these one by one
-                again = pd.to_datetime(column[failed], errors="coerce", format="mixed")
-                if pd.api.types.is_datetime64_dtype(again.dtype):
-                    parsed = parsed.astype("datetime64[ns]")
-                    parsed[failed] = again.astype("datetime64[ns]")
-    try:
-        ns = parsed.to_numpy(dtype="datetime64[ns]")
-    except (ValueError, OverflowError):  # out of the nanosecond range (years 1678 to 2261)
-        raw = parsed.to_numpy()
-        far = (raw < np.datetime64("1677-09-22")) | (raw > np.datetime64("2262-04-11"))
-        i = int(np.argmax(far))
-        raise InvalidDataError(
-            f"{where(column.index[i])}: the {arg} time {column.iloc[i]!r} ({name!r}) is outside "
-            "the years 1678 to 2261 that can be handled; correct it") from None
-    bad = np.isnat(ns)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise InvalidDataError(
-            f"{where(column.index[i])}: cannot read the {arg} time {column.iloc[i]!r} "
-            f"({name!r}); write times like '2011-11-28 02:27:59'"
-            + (f" ({int(bad.sum())} such rows in all)" if bad.sum() > 1 else ""))
-    return ns.astype(np.int64)
-
-
-def _plain(value: Any) -> Any:
-    """A numpy scalar as the Python value (messages show 5, not np.int64(5))."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _show(ns: Any) -> str:
-    return str(np.datetime64(int(ns), "ns").astype("datetime64[s]")).replace("T", " ")
-
-
-def _row(columns: dict, i: int, start: np.ndarray, end: np.ndarray) -> str:
-    return f"{columns['state'].iloc[i]!r} from {_show(start[i])} to {_show(end[i])}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -688,68 +389,3 @@ def _gap_error(user: Any, origin: int, k: int, count: int, slot: int, labels: np
 # repairing the Ordóñez files
 
 
-def _repair(table: pd.DataFrame, name: str) -> pd.DataFrame:
-    """Drop backwards and empty rows; the later-starting interval wins where two overlap."""
-
-    notes = []
-    start = table["start"].to_numpy(dtype="datetime64[ns]").astype(np.int64)
-    end = table["end"].to_numpy(dtype="datetime64[ns]").astype(np.int64)
-    lines = table.index.to_numpy()
-    for bad, what in ((end < start, "end before they start"), (end == start, "are empty")):
-        if bad.any():
-            notes.append(f"dropped {int(bad.sum())} rows that {what} (lines "
-                         f"{', '.join(str(x) for x in lines[bad])})")
-    keep = np.flatnonzero(end > start)
-    rows = keep[np.lexsort((lines[keep], start[keep]))]
-    s, e = start[rows], end[rows]
-    pieces = np.arange(len(rows))
-    pairs = _overlapping_pairs(s, e)
-    if pairs:
-        shown = ", ".join(f"{lines[rows[a]]}/{lines[rows[b]]}" for a, b in pairs[:12])
-        more = f" and {len(pairs) - 12} more" if len(pairs) > 12 else ""
-        notes.append(f"resolved {len(pairs)} overlapping pairs (earlier/later line: {shown}"
-                     f"{more}): the later-starting interval wins the shared time, an interval "
-                     "cut by one nested in it resumes after it")
-        s, e, pieces = _latest_start_wins(s, e)
-    out = table.iloc[rows[pieces]].copy()
-    out["start"] = s.astype("datetime64[ns]")  # arrays: a split interval repeats its label
-    out["end"] = e.astype("datetime64[ns]")
-    if notes:
-        out.attrs["repairs"] = tuple(notes)
-        warnings.warn(f"{name}: " + "; ".join(notes), UserWarning, stacklevel=3)
-    return out
-
-
-def _overlapping_pairs(s: np.ndarray, e: np.ndarray) -> list[tuple[int, int]]:
-    """(earlier, later) positions of intervals (sorted by start) that overlap."""
-    later = np.arange(len(s))
-    # for each interval, the intervals starting before its end: a contiguous block after it
-    stop = np.searchsorted(s, e, side="left")
-    counts = np.maximum(stop - later - 1, 0)
-    a = np.repeat(later, counts)
-    b = a + np.arange(len(a)) - np.repeat(np.cumsum(counts) - counts, counts) + 1
-    return list(zip(a.tolist(), b.tolist(), strict=True))
-
-
-def _latest_start_wins(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Disjoint pieces (start, end, source position) of intervals sorted by (start, line).
-
-    Between consecutive boundaries the covering interval with the largest position wins;
-    consecutive segments won by the same interval are merged back into one piece.
-    """
-    bounds = np.unique(np.concatenate([s, e]))
-    left, right = bounds[:-1], bounds[1:]
-    winner = np.full(len(left), -1, dtype=np.int64)
-    step = max(1, _REPAIR_BLOCK // max(len(s), 1))
-    # blocks of segments, to bound the dense (segment x interval) table's memory
-    for lo in range(0, len(left), step):
-        at = left[lo:lo + step, None]
-        cover = (s[None, :] <= at) & (at < e[None, :])
-        last = len(s) - 1 - np.argmax(cover[:, ::-1], axis=1)
-        winner[lo:lo + step] = np.where(cover.any(axis=1), last, -1)
-    used = winner >= 0
-    left, right, winner = left[used], right[used], winner[used]
-    new = np.concatenate([[True], (winner[1:] != winner[:-1]) | (left[1:] != right[:-1])])
-    heads = np.flatnonzero(new)
-    tails = np.concatenate([heads[1:], [len(left)]]) - 1
-    return left[heads], right[tails], winner[heads]
