@@ -15,6 +15,7 @@ True
 
 from .accountant import PrivacyAccountant, joint_audit
 from .errors import (
+    CertificateError,
     CompositionError,
     ImpossibleSecretError,
     InvalidDataError,
@@ -33,6 +34,7 @@ from .errors import (
 from .inference import conditional, secret_probability
 from .mechanisms import multiuser
 from .mechanisms._release import Release
+from .mechanisms._verify import Verification, verify
 from .mechanisms.base import Calibration, Mechanism
 from .mechanisms.baselines import EntryDPMechanism, GroupDPMechanism
 from .mechanisms.blowfish import BlowfishLaplaceMechanism, policy_sensitivity
@@ -71,6 +73,7 @@ __all__ = [
     "BayesianNetworkScenario",
     "BlowfishLaplaceMechanism",
     "Calibration",
+    "CertificateError",
     "CompositionError",
     "ContinuousSumMechanism",
     "Count",
@@ -106,6 +109,7 @@ __all__ = [
     "SecretPair",
     "UnknownNodeError",
     "UnknownStateError",
+    "Verification",
     "WassersteinMechanism",
     "audit",
     "audit_releases",
@@ -126,5 +130,6 @@ __all__ = [
     "secret_pairs",
     "secret_probability",
     "sequences_from_events",
+    "verify",
 ]
 __version__ = "0.1.0"

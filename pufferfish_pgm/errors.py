@@ -17,6 +17,7 @@ True
 from __future__ import annotations
 
 __all__ = [
+    "CertificateError",
     "CompositionError",
     "ImpossibleSecretError",
     "InvalidDataError",
@@ -91,3 +92,9 @@ class CompositionError(PufferfishError, ValueError):
 
 class MissingDependencyError(PufferfishError, ImportError):
     """An optional dependency is not installed (the message says which extra to install)."""
+
+
+class CertificateError(PufferfishError, ValueError):
+    """A calibration certificate that cannot be used: tampered, written for another model or
+    other secret pairs, of a newer format, or not a certificate at all (the message says which).
+    """

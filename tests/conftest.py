@@ -33,9 +33,6 @@ SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models-real"
 BUNDLED_MODELS = Path(__file__).resolve().parents[1] / "models"
 MODELS_DIR = SHARED_MODELS if SHARED_MODELS.is_dir() else BUNDLED_MODELS
 
-# CPT columns of these files are off by ~1e-7 (rounding in the published tables)
-RENORMALIZE = {"alarm": 1e-6, "sachs": 1e-6, "hepar2": 1e-6}
-
 
 def model_path(name: str) -> Path:
     """Path of the real network ``name`` (``"alarm"`` -> ``.../alarm.bif``)."""
@@ -51,8 +48,7 @@ def load_network(name: str) -> BayesianNetworkScenario:
     """A real network, loaded once per test session (scenarios are immutable)."""
     if not has_model(name):
         pytest.skip(f"{name}.bif is not available in {MODELS_DIR}")
-    return BayesianNetworkScenario.from_file(model_path(name),
-                                             renormalize=RENORMALIZE.get(name, 0.0))
+    return BayesianNetworkScenario.from_file(model_path(name))
 
 
 @pytest.fixture(scope="session")

@@ -99,3 +99,58 @@ def test_console_script_help_is_quick_and_clean():
     proc = subprocess.run([sys.executable, "-m", "pufferfish_pgm.cli", "--help"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "demo" in proc.stdout
+
+
+def test_calibrate_out_release_calibration_and_verify(tmp_path, capsys):
+    cert = tmp_path / "cal.json"
+    code, out, err = run(capsys, "calibrate", *SMALL, "--mechanism", "exact", "--out", str(cert),
+                         "--json")
+    assert code == 0, err
+    scale = json.loads(out)["scale"]
+    assert json.loads(cert.read_text())["scale"] == scale
+    csv = tmp_path / "days.csv"
+    csv.write_text(",".join(str(t) for t in range(24)) + "\n" + ",".join(["walk"] * 24) + "\n")
+    from pufferfish_pgm.mechanisms import exact
+
+    def boom(*a, **k):
+        raise AssertionError("release --calibration recalibrated")
+
+    original = exact.ExactLaplaceMechanism.calibrate
+    exact.ExactLaplaceMechanism.calibrate = boom  # type: ignore[method-assign]
+    try:
+        code, out, err = run(capsys, "release", *SMALL, "--calibration", str(cert), "--data",
+                             str(csv), "--seed", "3", "--json")
+    finally:
+        exact.ExactLaplaceMechanism.calibrate = original  # type: ignore[method-assign]
+    assert code == 0, err
+    assert json.loads(out)["scale"] == scale and json.loads(out)["mechanism"] == "ExactLaplace"
+    code, out, err = run(capsys, "verify", str(cert), *SMALL)
+    assert code == 0 and "holds" in out, err
+
+
+def test_release_calibration_refuses_contradicting_options_and_another_model(tmp_path, capsys):
+    cert = tmp_path / "cal.json"
+    assert run(capsys, "calibrate", *SMALL, "--mechanism", "group", "--out", str(cert))[0] == 0
+    csv = tmp_path / "days.csv"
+    csv.write_text(",".join(str(t) for t in range(24)) + "\n" + ",".join(["walk"] * 24) + "\n")
+    code, _, err = run(capsys, "release", *SMALL, "--calibration", str(cert), "--data", str(csv),
+                       "--epsilon", "0.5")
+    assert code == 2 and err.count("\n") == 1 and "--epsilon 0.5 contradicts" in err
+    code, _, err = run(capsys, "release", "--length", "25", "--calibration", str(cert),
+                       "--data", str(csv))
+    assert code == 2 and err.count("\n") == 1 and "length (certified 24, given 25)" in err
+
+
+def test_verify_exits_2_with_one_line_when_the_promise_fails(tmp_path, capsys):
+    cert = tmp_path / "entry.json"
+    assert run(capsys, "calibrate", *SMALL, "--mechanism", "entry", "--out", str(cert))[0] == 0
+    code, out, err = run(capsys, "verify", str(cert), *SMALL)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error:") and "does NOT hold" in err
+    doc = json.loads(cert.read_text())
+    doc["scale"] = 100.0
+    cert.write_text(json.dumps(doc))
+    code, _, err = run(capsys, "verify", str(cert), *SMALL)
+    assert code == 2 and err.count("\n") == 1 and "tampered" in err
+    code, _, err = run(capsys, "verify", str(tmp_path / "missing.json"), *SMALL)
+    assert code == 2 and "does not exist" in err

@@ -29,6 +29,7 @@ from pufferfish_pgm.errors import (
 from pufferfish_pgm.secrets import NodeSecret, SecretPair
 
 BUILTIN = {
+    "CertificateError": ValueError,
     "CompositionError": ValueError,
     "ImpossibleSecretError": ValueError,
     "InvalidDataError": ValueError,
@@ -163,10 +164,10 @@ BAD_INPUTS: list[tuple[str, Callable[[Path], object], type, type, str]] = [
     # (id, call, library error, built-in, message fragment)
     ("cpd-column-off-by-0.1",
      lambda _: pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.2, 0.8]])),
-     InvalidModelError, ValueError, "node 'B' for parent configuration (0,) sums to 1.1"),
+     InvalidModelError, ValueError, "node 'B' for parent states (0,) sums to 1.1"),
     ("cpd-column-off-by-1e-4",  # pgmpy accepts columns off by up to 0.01; we do not
      lambda _: pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8001]])),
-     InvalidModelError, ValueError, "node 'B' for parent configuration (1,)"),
+     InvalidModelError, ValueError, "node 'B' for parent states (1,)"),
     ("cpd-root-off-by-1e-4",
      lambda _: pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8]],
                                                       a_table=[[0.4], [0.6001]])),
@@ -258,10 +259,26 @@ BAD_INPUTS: list[tuple[str, Callable[[Path], object], type, type, str]] = [
      ModelFileError, ValueError, "garbage.bif"),
     ("model-file-bad-column",
      lambda tmp: pp.BayesianNetworkScenario.from_file(bif_with_bad_column(tmp)),
-     InvalidModelError, ValueError, "node 'tub' for parent configuration (1,) sums to 1.1"),
-    ("real-file-without-renormalize",
-     lambda _: pp.BayesianNetworkScenario.from_file(model_path("alarm")),
-     InvalidModelError, ValueError, "renormalize=1e-06"),
+     InvalidModelError, ValueError, "node 'tub' for parent states ('no',) sums to 1.1"),
+    ("real-file-with-renormalize-0",  # every column listed, one renormalize= for them all
+     lambda _: pp.BayesianNetworkScenario.from_file(model_path("alarm"), renormalize=0),
+     InvalidModelError, ValueError, "pass renormalize=1.1e-07 to rescale them all"),
+    ("renormalize-negative",
+     lambda _: pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8]]), renormalize=-1),
+     InvalidParameterError, ValueError, "renormalize must be between 0 and 0.001, got -1.0"),
+    ("renormalize-nan",
+     lambda _: pp.BayesianNetworkScenario.from_file(model_path("asia"), renormalize=np.nan),
+     InvalidParameterError, ValueError, "got nan"),
+    ("renormalize-too-large",
+     lambda _: pp.load_scenarios(model_path("asia"), renormalize=0.5),
+     InvalidParameterError, ValueError, "got 0.5"),
+    ("renormalize-string",
+     lambda _: pp.BayesianNetworkScenario.from_file(model_path("asia"), renormalize="1e-6"),
+     ParameterTypeError, TypeError, "renormalize must be a number"),
+    ("renormalize-bool",
+     lambda _: pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8]]),
+                                          renormalize=True),
+     ParameterTypeError, TypeError, "got the bool True"),
     ("class-nodes-disagree",
      lambda _: two_bn_class_different_nodes(),
      ScenarioClassError, ValueError, "'first' and 'second' have different nodes"),
@@ -333,8 +350,13 @@ def test_cpd_message_suggests_renormalize_only_for_rounding() -> None:
     with pytest.raises(InvalidModelError) as info:
         pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.2, 0.8]]))
     assert "renormalize" not in str(info.value)  # a column summing to 1.1 is a wrong table
-    with pytest.raises(InvalidModelError, match=r"renormalize=1e-04"):
+    with pytest.raises(InvalidModelError, match=r"pass renormalize=5\.1e-05 ") as info:
         pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.80005]]))
+    # the suggested value accepts the table, and the column is then listed
+    suggested = float(re.search(r"renormalize=(\S+) ", str(info.value)).group(1))
+    bn = pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.80005]]),
+                                    renormalize=suggested)
+    assert [(r.node, r.parent_states) for r in bn.renormalized] == [("B", (1,))]
 
 
 def test_renormalize_accepts_small_rounding_and_rescales_exactly() -> None:
@@ -393,3 +415,61 @@ def test_pgmpy_markov_chain_without_transitions_is_rejected() -> None:
 
     with pytest.raises(InvalidModelError, match="'X' has no transition model"):
         pp.MarkovChainScenario(MarkovChain(["X"], [2]), length=2)
+
+
+def test_column_error_lists_every_bad_column_of_every_node_at_once() -> None:
+    # two nodes off by rounding beyond 1e-6 (A by 2e-5, B's second column by 3e-4) and one
+    # column within the default (B's first, 5e-7): one error names both bad columns and the
+    # renormalize= that accepts both, not the first one only
+    model = two_node_bn([[0.9, 0.2], [0.1000005, 0.8003]], a_table=[[0.4], [0.60002]])
+    with pytest.raises(InvalidModelError) as info:
+        pp.BayesianNetworkScenario(model)
+    text = str(info.value)
+    assert text.startswith("2 CPD columns do not sum to 1 (allowed deviation 1e-06)")
+    assert "node 'A' (no parents) sums to 1.00002" in text and "off by 2e-05" in text
+    assert "node 'B' for parent states (1,) sums to 1.0003" in text and "off by 0.0003" in text
+    assert "(0,)" not in text  # within the default: rescaled, not an error
+    suggested = float(re.search(r"pass renormalize=(\S+) to rescale them all", text).group(1))
+    assert 3e-4 - 1e-15 <= suggested <= 3.1e-4  # 2 significant digits, rounded up
+    bn = pp.BayesianNetworkScenario(model, renormalize=suggested)
+    assert [(r.node, r.parent_states) for r in bn.renormalized] == [
+        ("A", ()), ("B", (0,)), ("B", (1,))]
+    assert bn.renormalized[2].total == pytest.approx(1.0003)
+    assert bn.renormalized[2].deviation == pytest.approx(3e-4)
+
+
+def test_column_error_over_a_wrong_table_offers_no_renormalize() -> None:
+    model = two_node_bn([[0.9, 0.2], [0.1000005, 0.8003]], a_table=[[0.4], [0.7]])
+    with pytest.raises(InvalidModelError) as info:
+        pp.BayesianNetworkScenario(model)
+    text = str(info.value)
+    assert "node 'A' (no parents) sums to 1.1" in text and "node 'B'" in text
+    assert "renormalize" not in text and "wrong table" in text
+
+
+def test_many_bad_columns_are_summed_up_per_node_after_the_first_hundred() -> None:
+    from pufferfish_pgm.scenarios._pgmpy import check_cpt
+
+    table = np.full((2, 150), 0.5)
+    table[0] += 1e-5  # every column off by 1e-5
+    with pytest.raises(InvalidModelError) as info:
+        check_cpt("X", table, 1e-9)
+    text = str(info.value)
+    assert text.startswith("150 CPD columns") and text.count("node 'X' for parent states") == 100
+    assert "and 50 more: node 'X': 50 columns off by up to 1e-05" in text
+    assert "renormalize=1.1e-05 " in text  # 0.50001 + 0.5 - 1 is 1.0000000000066e-05 in floats
+    assert len(check_cpt("X", table, 1e-9, 1.1e-05)) == 2
+
+
+def test_default_renormalize_lists_rescaled_columns_and_keeps_the_ratios() -> None:
+    bn = pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8000001]]))
+    assert [(r.node, r.parent_states) for r in bn.renormalized] == [("B", (1,))]
+    assert bn.renormalized[0].total == pytest.approx(1.0000001, abs=1e-15)
+    column = bn.cpt("B")[:, 1]
+    assert column.sum() == pytest.approx(1.0, abs=1e-15)
+    assert column[1] / column[0] == pytest.approx(0.8000001 / 0.2)
+    exact = pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8]]))
+    assert exact.renormalized == ()
+    strict = pytest.raises(InvalidModelError, match="renormalize=1.1e-07")
+    with strict:
+        pp.BayesianNetworkScenario(two_node_bn([[0.9, 0.2], [0.1, 0.8000001]]), renormalize=0)

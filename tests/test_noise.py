@@ -320,10 +320,62 @@ def test_public_names_survive_the_split() -> None:
     import pufferfish_pgm.noise as noise
 
     assert sorted(noise.__all__) == [
-        "GRID_BITS", "MAX_SCALE", "add_noise", "default_grid", "sample_discrete_laplace",
-        "sample_laplace",
+        "GRID_BITS", "MAX_SCALE", "add_noise", "check_confidence", "default_grid",
+        "discrete_laplace_halfwidth", "discrete_laplace_tail", "grid_noise_scale",
+        "laplace_halfwidth", "noise_halfwidth", "sample_discrete_laplace", "sample_laplace",
     ]  # fmt: skip
     assert all(hasattr(noise, name) for name in noise.__all__)
     # the same seeded draws as before the split (also pinned by the module's doctests)
     assert sample_discrete_laplace(3.0, size=5, rng=np.random.default_rng(0)).tolist() == [
         7, -2, 2, 4, 1]
+
+
+# ---------------------------------------------------------------- half-widths
+
+
+@pytest.mark.parametrize("scale", [0.2, 1.0, 2.5, 7.0])
+def test_discrete_tail_closed_form_matches_summation(scale: float) -> None:
+    # P(|Z| > h) = 2 q^(h+1) / (1 + q): derived from the geometric series of the pmf
+    from pufferfish_pgm.noise import discrete_laplace_tail
+
+    k = np.arange(-2000, 2001)
+    for h in range(0, 30):
+        by_sum = pmf(k[np.abs(k) > h], scale).sum()
+        assert discrete_laplace_tail(scale, h) == pytest.approx(by_sum, rel=1e-9, abs=1e-300)
+
+
+@pytest.mark.parametrize("confidence", [0.5, 0.9, 0.999])
+def test_laplace_halfwidth_is_the_continuous_quantile(confidence: float) -> None:
+    from pufferfish_pgm.noise import laplace_halfwidth
+
+    want = stats.laplace(scale=3.0).ppf(0.5 + confidence / 2)
+    assert laplace_halfwidth(3.0, confidence) == pytest.approx(want, rel=1e-12)
+
+
+def test_halfwidth_grows_with_simultaneous_coordinates() -> None:
+    from pufferfish_pgm.noise import discrete_laplace_halfwidth, discrete_laplace_tail
+
+    for n in (1, 2, 10, 1000):
+        h = discrete_laplace_halfwidth(2.0, 0.9, coordinates=n)
+        assert (1 - discrete_laplace_tail(2.0, h)) ** n >= 0.9
+        assert h == 0 or (1 - discrete_laplace_tail(2.0, h - 1)) ** n < 0.9
+
+
+def test_halfwidth_at_the_largest_scale_is_finite() -> None:
+    from pufferfish_pgm.noise import noise_halfwidth
+
+    h = noise_halfwidth(MAX_SCALE, 0.999999, integer=True)
+    assert isinstance(h, int) and h == pytest.approx(-MAX_SCALE * math.log(1e-6), rel=1e-6)
+
+
+def test_grid_noise_scale_rounds_up_exactly() -> None:
+    from fractions import Fraction
+
+    from pufferfish_pgm.noise import grid_noise_scale
+
+    ratio = grid_noise_scale(0.1, 0.3, 2.0**-30)
+    # all in Fractions: Fraction * float is a float (the bug this pins: the scale was rounded
+    # in floats, not up)
+    grid = Fraction(1, 2**30)
+    exact = Fraction(0.1) * (Fraction(0.3) + grid) / (Fraction(0.3) * grid)
+    assert Fraction(ratio) >= exact and Fraction(math.nextafter(ratio, 0)) < exact

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import numpy as np
 import pandas as pd
@@ -284,3 +285,172 @@ def test_aggregate_over_independent_users_never_leaks_more_than_one_users_releas
         alone, _ = laplace_pair_epsilon(mu_a, mu_b, cal.scale)
         summed, _ = laplace_pair_epsilon(mu_a.convolve(other), mu_b.convolve(other), cal.scale)
         assert summed <= alone + 1e-12 and alone <= 1.0 + 1e-9
+
+
+# ----------------------------------------------------------------------------- intervals
+
+def _coverage_by_summation(scale: float, h: int) -> float:
+    """P(|Z| <= h) for P(k) = (1-q)/(1+q) q^|k|, by summing the pmf (no closed form)."""
+    q = np.exp(-1.0 / scale)
+    k = np.arange(-h, h + 1)
+    return float(((1 - q) / (1 + q) * q ** np.abs(k)).sum())
+
+
+def _smallest_h_by_summation(scale: float, confidence: float) -> int:
+    h = 0
+    while _coverage_by_summation(scale, h) < confidence:
+        h += 1
+    return h
+
+
+@pytest.mark.parametrize("scale", [0.05, 0.3, 0.5, 1.0, 2.0, 3.0, 10.0])
+@pytest.mark.parametrize("confidence", [0.5, 0.9, 0.95, 0.99])
+def test_integer_interval_is_the_smallest_by_summation(scale, confidence) -> None:
+    rel = pp.Release(value=7, scale=scale, epsilon=1.0, mechanism="m", query="q")
+    low, high = rel.interval(confidence)
+    h = _smallest_h_by_summation(scale, confidence)
+    assert (low, high) == (7 - h, 7 + h)
+    assert isinstance(low, int) and isinstance(high, int)
+
+
+def test_interval_golden_values() -> None:
+    # h by hand from P(|Z| > h) = 2 q^(h+1) / (1 + q), q = exp(-1/scale):
+    # scale 1, 90 %: h = 1 leaves 2e^-2/(1+e^-1) = 0.198, h = 2 leaves 0.0728 -> 2
+    # scale 2, 90 %: h = 4 leaves 2e^-2.5/(1+e^-0.5) = 0.1018, h = 5 leaves 0.0617 -> 5
+    golden = {(1.0, 0.9): 2, (2.0, 0.9): 5, (1.0, 0.95): 3, (2.0, 0.95): 6, (0.5, 0.95): 1,
+              (10.0, 0.95): 30, (0.1, 0.5): 0}
+    for (scale, conf), h in golden.items():
+        rel = pp.Release(value=0, scale=scale, epsilon=1.0, mechanism="m", query="q")
+        assert rel.interval(conf) == (-h, h), (scale, conf)
+
+
+def test_scale_zero_interval_is_the_value() -> None:
+    for value in (4, 2.5, np.array([1, 2]), np.array([0.5, 1.5])):
+        rel = pp.Release(value=value, scale=0.0, epsilon=1.0, mechanism="m", query="q")
+        low, high = rel.interval(0.99, simultaneous=True)
+        np.testing.assert_array_equal(low, value)
+        np.testing.assert_array_equal(high, value)
+
+
+class TestIntervalCoverage:
+    """Coverage measured by simulation.
+
+    Power: with n = 20,000 independent draws, the empirical coverage of a true probability p
+    near 0.9 has standard deviation sqrt(p (1-p) / n) = 0.0021, and the tests allow 4 of them
+    (0.0085; a false failure has probability about 6e-5). At scale 10 the 90 % half-width is
+    23; a width 10 % too narrow (h = 21) covers 0.884 and h = 20 covers 0.871, 7.5 and 14
+    standard deviations below 0.9: such a bug fails. The half-width one below ours must also
+    cover less than the confidence by summation, so the width is not simply too wide.
+    """
+
+    N = 20_000
+    SD4 = 4 * np.sqrt(0.9 * 0.1 / 20_000)
+
+    def test_count_release_coverage(self, int_chain_fw) -> None:
+        cal = TestReleaseAnswer.calibration(int_chain_fw, Count(1), scale=10.0)
+        data = np.tile([0, 1, 1, 0], (self.N, 1))  # true answer 2 for every user
+        rel = cal.release(data, rng=np.random.default_rng(11))
+        low, high = rel.interval(0.9)
+        assert low.dtype.kind == "i" and low.shape == (self.N,)
+        h = int(rel.value[0] - low[0])
+        assert h == 23 and np.all(rel.value - low == h) and np.all(high - rel.value == h)
+        covered = np.mean((low <= 2) & (2 <= high))
+        exact = _coverage_by_summation(10.0, h)
+        assert exact >= 0.9 > _coverage_by_summation(10.0, h - 1)
+        assert abs(covered - exact) < self.SD4
+        assert covered > 0.9 - self.SD4
+
+    def test_secure_default_coverage(self, int_chain_fw) -> None:
+        cal = TestReleaseAnswer.calibration(int_chain_fw, Count(1), scale=3.0)
+        data = np.tile([0, 1, 1, 0], (self.N, 1))
+        low, high = cal.release(data).interval(0.9)  # OS randomness
+        covered = np.mean((low <= 2) & (2 <= high))
+        assert abs(covered - _coverage_by_summation(3.0, 7)) < self.SD4
+
+    def test_histogram_per_user_is_per_coordinate(self, int_chain_fw) -> None:
+        cal = TestReleaseAnswer.calibration(int_chain_fw, Histogram(), scale=2.0)
+        data = np.tile([0, 1, 1, 1], (self.N // 2, 1))
+        rel = cal.release(data, rng=np.random.default_rng(2))
+        low, high = rel.interval(0.9)
+        assert low.shape == (self.N // 2, 2)
+        truth = np.array([1, 3])
+        covered = np.mean((low <= truth) & (truth <= high), axis=0)  # marginal, per bar
+        assert np.all(np.abs(covered - _coverage_by_summation(2.0, 5)) < self.SD4 * np.sqrt(2))
+
+    def test_simultaneous_covers_every_entry_at_once(self) -> None:
+        # 5 entries per release, 4,000 releases: joint coverage sd sqrt(.9 .1 / 4000) = 0.0047
+        entries, trials, scale = 5, 4_000, 3.0
+        probe = pp.Release(value=np.zeros(entries, dtype=np.int64), scale=scale, epsilon=1.0,
+                           mechanism="m", query="q")
+        h = int(probe.interval(0.9, simultaneous=True)[1][0])
+        marginal = int(probe.interval(0.9)[1][0])
+        assert _coverage_by_summation(scale, h) ** entries >= 0.9
+        assert _coverage_by_summation(scale, h - 1) ** entries < 0.9 and h > marginal
+        noise = pp.noise.add_noise(np.zeros((trials, entries), dtype=np.int64), scale,
+                                   rng=np.random.default_rng(4))
+        joint = np.mean(np.all(np.abs(noise) <= h, axis=1))
+        marginal_joint = np.mean(np.all(np.abs(noise) <= marginal, axis=1))
+        sd4 = 4 * np.sqrt(0.9 * 0.1 / trials)
+        assert joint > 0.9 - sd4
+        assert marginal_joint < 0.9 - sd4  # the marginal intervals are not simultaneous
+
+    def test_real_valued_noise_on_a_coarse_grid(self) -> None:
+        # answers off the grid: rounding (up to grid/2) and the inflated grid scale both count
+        from pufferfish_pgm.noise import add_noise, noise_halfwidth
+
+        answers = np.full(self.N, 0.3)
+        scale, delta, grid = 1.0, 1.0, 0.25
+        noisy = add_noise(answers, scale, rng=np.random.default_rng(3), sensitivity=delta,
+                          grid=grid)
+        # noise in grid units is discrete Laplace(5): h = 11, half-width 0.25 * 11.5
+        half = noise_halfwidth(scale, 0.9, integer=False, sensitivity=delta, grid=grid)
+        assert half == 2.875
+        covered = np.mean(np.abs(noisy - 0.3) <= half)
+        assert covered > 0.9 - self.SD4
+        with pytest.raises(pp.errors.InvalidParameterError, match="pass both"):
+            noise_halfwidth(scale, 0.9, integer=False, grid=grid)
+
+    @pytest.mark.parametrize("sensitivity", [1e-3, 1.0, 2.0, 1e6])
+    def test_real_valued_bound_holds_for_every_sensitivity(self, sensitivity: float) -> None:
+        from pufferfish_pgm.noise import noise_halfwidth
+
+        rel = pp.Release(value=1.5, scale=2.0, epsilon=1.0, mechanism="m", query="q")
+        for conf in (0.5, 0.9, 0.999):
+            bound = rel.interval(conf)[1] - 1.5
+            exact = noise_halfwidth(2.0, conf, integer=False, sensitivity=sensitivity)
+            assert exact <= bound <= exact * (1 + 1e-5)
+
+    def test_real_valued_release_through_a_calibration(self, chain_fw) -> None:
+        query = LinearQuery({"a": 0.5, "b": 0.25}, integer=False)
+        cal = TestReleaseAnswer.calibration(chain_fw, query, scale=2.0)
+        data = [["a", "b", "b", "a"]] * self.N  # 1.5 for every user
+        rel = cal.release(data, rng=np.random.default_rng(8))
+        low, high = rel.interval(0.9)
+        half = high - rel.value
+        # the noise is Laplace(2) to within a relative 2**-20: its half-width is 2 log 10
+        assert np.allclose(half, 2 * np.log(10), rtol=1e-5)
+        assert np.all(half >= pp.noise.laplace_halfwidth(2.0, 0.9))
+        covered = np.mean((low <= 1.5) & (1.5 <= high))
+        assert abs(covered - 0.9) < self.SD4
+
+
+@pytest.mark.parametrize("bad", [0, 1, 0.0, 1.0, -0.5, 1.5, float("nan"), float("inf")])
+def test_interval_rejects_confidence_outside_zero_one(bad) -> None:
+    rel = pp.Release(value=1, scale=1.0, epsilon=1.0, mechanism="m", query="q")
+    with pytest.raises(pp.errors.InvalidParameterError, match=re.escape(repr(float(bad)))) as info:
+        rel.interval(bad)
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("bad", [True, np.bool_(False), "0.9", None, [0.9]])
+def test_interval_rejects_confidence_of_the_wrong_type(bad) -> None:
+    rel = pp.Release(value=1, scale=1.0, epsilon=1.0, mechanism="m", query="q")
+    with pytest.raises(ParameterTypeError, match=re.escape(repr(bad))) as info:
+        rel.interval(bad)
+    assert isinstance(info.value, PufferfishError)
+
+
+def test_interval_rejects_a_non_bool_simultaneous() -> None:
+    rel = pp.Release(value=1, scale=1.0, epsilon=1.0, mechanism="m", query="q")
+    with pytest.raises(ParameterTypeError, match="simultaneous"):
+        rel.interval(0.9, simultaneous="yes")

@@ -21,8 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidDataError, InvalidParameterError, ModelFileNotFoundError
+from ..errors import (
+    CertificateError,
+    InvalidDataError,
+    InvalidParameterError,
+    ModelFileNotFoundError,
+)
 from ..mechanisms import AuditedEvidence, Calibration
+from ..mechanisms import verify as verify_certificate
 from ..mechanisms._registry import MECHANISM_ORDER, mechanism
 from ..plots import plot_privacy_loss, plot_quilt, plot_scale_vs_epsilon
 from ..privacy_loss import AuditReport
@@ -31,7 +37,7 @@ from ..queries import Count, Histogram, LinearQuery, Query, query_distribution
 from ..scenarios import MarkovChainScenario, Scenario, ScenarioClass, load_scenarios
 from ..secrets import Framework, secret_pairs
 
-__all__ = ["audit", "calibrate", "compare", "demo", "plan", "release"]
+__all__ = ["audit", "calibrate", "compare", "demo", "plan", "release", "verify"]
 
 DEMO_STATE = "walk"
 
@@ -45,12 +51,23 @@ def _coerce(value: str, options: tuple) -> Any:
 
 
 def _setup(args: argparse.Namespace) -> tuple[Framework, Query]:
+    framework = _framework(args)
+    return framework, _query(args.query, framework.scenarios)
+
+
+def _framework(args: argparse.Namespace) -> Framework:
     cls = load_scenarios(args.model, renormalize=args.renormalize, length=args.length)
     nodes = None
     if args.nodes:
         nodes = [_coerce(v.strip(), cls.nodes) for v in args.nodes.split(",") if v.strip()]
-    framework = Framework(cls, secret_pairs(cls, nodes=nodes))
-    return framework, _query(args.query, cls)
+    return Framework(cls, secret_pairs(cls, nodes=nodes))
+
+
+def _read_certificate(path: str) -> str:
+    file = Path(path)
+    if not file.is_file():
+        raise ModelFileNotFoundError(f"certificate file {path!r} does not exist")
+    return file.read_text(encoding="utf-8")
 
 
 def _query(text: str | None, cls: ScenarioClass) -> Query:
@@ -128,10 +145,16 @@ def _span(nodes: Iterable[Hashable]) -> str:
 def calibrate(args: argparse.Namespace) -> dict:
     """``calibrate``: the Laplace scale of one mechanism."""
     fw, query = _setup(args)
-    cal = mechanism(args.mechanism, args.epsilon).calibrate(fw, query)
+    mech = mechanism(args.mechanism, args.epsilon)
+    cal = mech.calibrate(fw, query)
     text = f"{_describe(fw, query, args.epsilon)}\n{cal.summary()}"
-    return {"text": text, "json": {"mechanism": cal.mechanism, "scale": cal.scale,
-                                   "epsilon": cal.epsilon, "query": query.name}}
+    out = {"mechanism": cal.mechanism, "scale": cal.scale, "epsilon": cal.epsilon,
+           "query": query.name}
+    if getattr(args, "out", None):
+        Path(args.out).write_text(cal.to_json(mechanism=mech) + "\n", encoding="utf-8")
+        text += f"\ncertificate written to {args.out}"
+        out["certificate"] = args.out
+    return {"text": text, "json": out}
 
 
 def _read_csv(path: str) -> Any:
@@ -146,13 +169,24 @@ def _read_csv(path: str) -> Any:
 
 
 def release(args: argparse.Namespace) -> dict:
-    """``release``: noisy answers for the users of a CSV file (one row per user)."""
-    fw, query = _setup(args)
+    """``release``: noisy answers for the users of a CSV file (one row per user).
+
+    With ``--calibration FILE`` the certificate's scale is used (checked against the model,
+    never recalibrated); ``--epsilon``, ``--mechanism`` and ``--query``, if given, must agree
+    with it.
+    """
+    if args.calibration:
+        fw = _framework(args)
+        cal = Calibration.from_json(_read_certificate(args.calibration), fw)
+        _agree(args, cal)
+    else:
+        fw, query = _setup(args)
+        epsilon = 1.0 if args.epsilon is None else args.epsilon
+        cal = mechanism(args.mechanism or "mqm", epsilon).calibrate(fw, query)
     frame = _read_csv(args.data)
     if fw.scenarios.kind == "chain":
         states = fw.scenarios.states_of(0)
         frame = frame.apply(lambda col: col.map(lambda v: _coerce(str(v), states)))
-    cal = mechanism(args.mechanism, args.epsilon).calibrate(fw, query)
     rng = None if args.seed is None else np.random.default_rng(args.seed)
     rel = cal.release(frame, rng=rng, per_user=not args.aggregate)
     values = np.atleast_1d(rel.value).tolist()
@@ -160,6 +194,32 @@ def release(args: argparse.Namespace) -> dict:
                       + (" ..." if len(values) > 20 else "")])
     return {"text": text, "json": {"mechanism": rel.mechanism, "scale": rel.scale,
                                    "epsilon": rel.epsilon, "values": values}}
+
+
+def _agree(args: argparse.Namespace, cal: Calibration) -> None:
+    """Refuse options that contradict the certificate instead of silently ignoring them."""
+    if args.epsilon is not None and args.epsilon != cal.epsilon:
+        raise CertificateError(f"--epsilon {args.epsilon} contradicts the certificate's "
+                               f"epsilon {cal.epsilon}; drop --epsilon")
+    if args.mechanism is not None and mechanism(args.mechanism, cal.epsilon).name \
+            != cal.mechanism:
+        raise CertificateError(f"--mechanism {args.mechanism} contradicts the certificate's "
+                               f"mechanism {cal.mechanism}; drop --mechanism")
+    if args.query is not None and _query(args.query, cal.framework.scenarios) != cal.query:
+        raise CertificateError(f"--query {args.query} contradicts the certificate's query "
+                               f"{cal.query.name}; drop --query")
+
+
+def verify(args: argparse.Namespace) -> dict:
+    """``verify``: re-prove a certificate for the model (exit 2 when it does not hold)."""
+    fw = _framework(args)
+    report = verify_certificate(_read_certificate(args.file), fw)
+    if not report.holds:
+        raise CertificateError(report.message)
+    return {"text": report.message, "json": {
+        "holds": report.holds, "epsilon": report.epsilon, "scale": report.scale,
+        "audited_epsilon": report.audited_epsilon, "replanned_scale": report.replanned_scale,
+        "message": report.message}}
 
 
 def audit(args: argparse.Namespace) -> dict:

@@ -1,4 +1,4 @@
-"""Command line: ``pufferfish-pgm {demo,plan,calibrate,release,audit,compare}``.
+"""Command line: ``pufferfish-pgm {demo,plan,calibrate,release,audit,compare,verify}``.
 
 A thin layer over the public API. Errors in the input print one line on stderr and exit with
 code 2; ``--json`` prints machine-readable output.
@@ -53,14 +53,20 @@ def build_parser() -> argparse.ArgumentParser:
                        ("calibrate", "noise scale of one mechanism"),
                        ("release", "release noisy answers for data in a CSV file"),
                        ("audit", "exact realised epsilon of a Laplace scale or a mechanism"),
-                       ("compare", "all mechanisms side by side")]:
+                       ("compare", "all mechanisms side by side"),
+                       ("verify", "re-prove a calibration certificate for the model")]:
         p = sub.add_parser(name, help=text, description=text)
         _common(p)
         if name in ("calibrate", "release", "audit"):
             p.add_argument("--mechanism", choices=MECHANISMS, default="mqm")
+        if name == "calibrate":
+            p.add_argument("--out", help="write the calibration certificate (JSON) to this path")
         if name == "release":
             p.add_argument("--data", required=True, help="CSV: one row per user; columns are "
                                                          "nodes (network) or time steps (chain)")
+            p.add_argument("--calibration", help="release with this certificate's scale (from "
+                                                 "calibrate --out), without recalibrating")
+            p.set_defaults(epsilon=None, mechanism=None)  # given: must agree with --calibration
             p.add_argument("--aggregate", action="store_true",
                            help="one noisy total over users instead of one per user")
             p.add_argument("--seed", type=int, help="seeded noise (reproducible, NOT for "
@@ -69,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--scale", type=float, help="audit this Laplace scale instead")
         if name in ("compare", "plan", "audit"):
             p.add_argument("--plot", help="write a PNG picture to this path")
+        if name == "verify":
+            p.add_argument("file", metavar="FILE", help="the certificate (from calibrate --out)")
     return parser
 
 

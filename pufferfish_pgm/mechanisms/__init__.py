@@ -26,7 +26,9 @@ Every ``calibrate`` returns a :class:`Calibration` whose ``evidence`` is a froze
 """
 
 from . import multiuser
+from ._certificate import CertifiedEvidence
 from ._release import Release
+from ._verify import Verification, verify
 from .base import Calibration, Mechanism
 from .baselines import EntryDPMechanism, GroupDPMechanism
 from .blowfish import BlowfishLaplaceMechanism, policy_sensitivity
@@ -54,6 +56,7 @@ __all__ = [
     "BlowfishEvidence",
     "BlowfishLaplaceMechanism",
     "Calibration",
+    "CertifiedEvidence",
     "ContinuousSumMechanism",
     "DistanceEvidence",
     "EntryDPMechanism",
@@ -70,9 +73,11 @@ __all__ = [
     "PlanarLaplaceMechanism",
     "QuiltEvidence",
     "Release",
+    "Verification",
     "WassersteinMechanism",
     "WorstPair",
     "mqm_approx_scale",
     "multiuser",
     "policy_sensitivity",
+    "verify",
 ]

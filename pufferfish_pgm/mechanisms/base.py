@@ -19,6 +19,7 @@ from ..queries import Query
 from ..quilts import PlanEntry
 from ..scenarios import Scenario, ScenarioClass
 from ..secrets import Framework
+from . import _certificate
 from ._release import Release, encode, evaluate, evaluate_codes
 from .evidence import Evidence, EvidenceT
 
@@ -101,6 +102,38 @@ class Calibration(Generic[EvidenceT]):
                               sensitivity=self.query.lipschitz_for(cls))
         return Release(value=noisy, scale=self.scale, epsilon=self.epsilon,
                        mechanism=self.mechanism, query=self.query.name)
+
+    def to_json(self, *, mechanism: Mechanism | None = None) -> str:
+        """This calibration as a versioned, fingerprinted JSON certificate.
+
+        Pass the ``mechanism`` that made it to record its parameters too (``verify`` re-plans
+        Markov quilts with them). The format is described in ``docs/certificates.md``; read it
+        back with :meth:`from_json`.
+
+        Raises
+        ------
+        CertificateError
+            The query or a node/state name cannot be written, or ``mechanism`` is not the
+            one that made this calibration.
+        """
+        return _certificate.write(self, mechanism)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, framework: Framework) -> Calibration:
+        """The calibration a certificate describes, ready to ``release`` without recalibrating.
+
+        The certificate is checked first: its format version, its own fingerprint (an edited
+        document is refused), and the fingerprints of ``framework``'s scenarios and secret
+        pairs (a different model or pair set is refused, naming the scenario and table).
+        ``plan`` is empty and ``evidence`` is a ``CertifiedEvidence`` holding the written
+        evidence in JSON types.
+
+        Raises
+        ------
+        CertificateError
+            With a message that says what differs.
+        """
+        return Calibration(**_certificate.read(text, framework))
 
     def summary(self) -> str:
         """One line: mechanism, scale, query and ε."""

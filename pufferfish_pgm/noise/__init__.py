@@ -1,13 +1,22 @@
 """Noise samplers (DESIGN §3.11): the exact discrete Laplace of Canonne, Kamath & Steinke on the
 OS's secure randomness, Laplace on a power-of-two grid with its rounding accounted for, and
-:func:`add_noise`, which picks the integer path by dtype (never by value).
+:func:`add_noise`, which picks the integer path by dtype (never by value). The half-widths of
+``_accuracy`` say how far the noise can move an answer at a given confidence.
 """
 
+from ._accuracy import (
+    check_confidence,
+    discrete_laplace_halfwidth,
+    discrete_laplace_tail,
+    laplace_halfwidth,
+    noise_halfwidth,
+)
 from ._additive import (
     GRID_BITS,
     MAX_SCALE,
     add_noise,
     default_grid,
+    grid_noise_scale,
     sample_discrete_laplace,
     sample_laplace,
 )
@@ -16,7 +25,13 @@ __all__ = [
     "GRID_BITS",
     "MAX_SCALE",
     "add_noise",
+    "check_confidence",
     "default_grid",
+    "discrete_laplace_halfwidth",
+    "discrete_laplace_tail",
+    "grid_noise_scale",
+    "laplace_halfwidth",
+    "noise_halfwidth",
     "sample_discrete_laplace",
     "sample_laplace",
 ]

@@ -45,8 +45,8 @@ from ._discrete_laplace_sampler import discrete_laplace as _discrete_laplace
 from ._discrete_laplace_sampler import source_for as _source_for
 
 __all__ = [
-    "GRID_BITS", "MAX_SCALE", "add_noise", "default_grid", "sample_discrete_laplace",
-    "sample_laplace",
+    "GRID_BITS", "MAX_SCALE", "add_noise", "default_grid", "grid_noise_scale",
+    "sample_discrete_laplace", "sample_laplace",
 ]  # fmt: skip
 
 #: The default grid is the largest power of two no larger than ``scale * 2**-GRID_BITS``.
@@ -260,15 +260,28 @@ def _integer_release(values: np.ndarray, scale: float, src: _Source) -> np.ndarr
     return values.astype(np.int64) + noise.reshape(values.shape)
 
 
+def grid_noise_scale(scale: float, sensitivity: float, grid: float) -> float:
+    """The discrete Laplace scale, in units of ``grid``, that :func:`add_noise` draws for a
+    floating answer: ``scale * (sensitivity + grid) / (sensitivity * grid)`` rounded up.
+
+    Examples
+    --------
+    >>> grid_noise_scale(1.0, 1.0, 0.25)
+    5.0
+    """
+    exact = Fraction(scale) * (Fraction(sensitivity) + Fraction(grid)) / (
+        Fraction(sensitivity) * Fraction(grid))
+    ratio = float(exact)
+    if Fraction(ratio) < exact:  # round the scale up: more noise never weakens privacy
+        ratio = math.nextafter(ratio, math.inf)
+    return _noise_scale("scale / grid", ratio)
+
+
 def _grid_release(
     values: np.ndarray, scale: float, delta: float, grid: float, src: _Source
 ) -> np.ndarray:
     """Round to the grid, add discrete noise in grid units, return float multiples of grid."""
-    inflated = Fraction(scale) * (Fraction(delta) + Fraction(grid)) / (Fraction(delta) * grid)
-    ratio = float(inflated)
-    if Fraction(ratio) < inflated:  # round the scale up: more noise never weakens privacy
-        ratio = math.nextafter(ratio, math.inf)
-    noise = _discrete_laplace(_noise_scale("scale / grid", ratio), values.size, src)
+    noise = _discrete_laplace(grid_noise_scale(scale, delta, grid), values.size, src)
     points = np.rint(values / grid)  # exact: grid is a power of two
     if not np.all(np.isfinite(points)):
         raise InvalidDataError(f"answer / grid overflows float64 for grid={grid!r}; rescale")

@@ -1,7 +1,8 @@
 """The exact auditor and its kernels (DESIGN §3.7): the realised ε of Laplace releases over every
 secret pair and scenario of a finite class, exact at every noise scale
 (``docs/auditor-precision.md``); the one calibrator that finds the smallest passing scale;
-the loss between two explicit laws.
+the loss between two explicit laws; the temporal leakage of per-slot DP under a chain (Cao et al.
+2017), the baseline (``docs/temporal-leakage.md``).
 """
 
 from ._audit import AuditReport, PairAudit, audit, audit_releases, release_layout
@@ -13,18 +14,32 @@ from ._bisection import (
     smallest_passing_scale,
 )
 from ._pair_loss import discrete_laplace_pair_epsilon, laplace_pair_epsilon
+from ._temporal_leakage import (
+    LeakageSupremum,
+    TemporalLeakage,
+    backward_correlation,
+    leakage_function,
+    leakage_supremum,
+    temporal_leakage,
+)
 
 __all__ = [
     "AuditReport",
+    "LeakageSupremum",
     "PairAudit",
+    "TemporalLeakage",
     "audit",
     "audit_releases",
+    "backward_correlation",
     "discrete_laplace_pair_epsilon",
     "exact_laplace_scale",
     "laplace_pair_epsilon",
+    "leakage_function",
+    "leakage_supremum",
     "noiseless_epsilon",
     "pair_noiseless",
     "release_layout",
     "scale_floor",
     "smallest_passing_scale",
+    "temporal_leakage",
 ]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelFileError, ModelFileNotFoundError, ParameterTypeError, PufferfishError
+from ._pgmpy import DEFAULT_RENORMALIZE, check_renormalize
 from ._scenarios import (
     BayesianNetworkScenario,
     MarkovChainScenario,
@@ -35,13 +36,14 @@ __all__ = ["DEFAULT_MODEL", "default_model_path", "load_scenarios", "save_chain_
 DEFAULT_MODEL = "activity_chain.json"
 
 
-def load_scenarios(path: str | Path | None = None, *, renormalize: float = 0.0,
+def load_scenarios(path: str | Path | None = None, *, renormalize: float = DEFAULT_RENORMALIZE,
                    length: int | None = None) -> ScenarioClass:
     """Load a scenario class from a ``.bif``/``.xml`` network or a chain ``.json`` file.
 
     ``None`` loads the bundled default (the activity chain). ``length`` overrides the length
-    of chains.
+    of chains. ``renormalize`` is that of :class:`BayesianNetworkScenario` (networks only).
     """
+    renormalize = check_renormalize(renormalize)
     path = default_model_path(DEFAULT_MODEL) if path is None else Path(path)
     if not path.is_file():
         raise ModelFileNotFoundError(
