@@ -65,7 +65,17 @@ def test_release_from_csv(tmp_path, capsys):
     code, out, err = run(capsys, "release", *SMALL, "--data", str(csv), "--mechanism", "group",
                          "--seed", "1", "--json")
     assert code == 0, err
-    assert len(json.loads(out)["values"]) == 2
+    result = json.loads(out)
+    assert len(result["values"]) == 2
+    # group DP on 24 slots at ε = 1: discrete Laplace of scale 24; the 95 % interval is the
+    # smallest h with 2 q^(h+1) / (1 + q) <= 0.05, q = e^(-1/24): h = 72 (0.0487;
+    # h = 71 gives 0.0508)
+    low, high = result["interval_95"]
+    assert [v - lo for v, lo in zip(result["values"], low, strict=True)] == [72, 72]
+    assert [hi - v for v, hi in zip(result["values"], high, strict=True)] == [72, 72]
+    code, out, err = run(capsys, "release", *SMALL, "--data", str(csv), "--mechanism", "group",
+                         "--seed", "1")
+    assert code == 0 and "within ±72 of its true answer with probability 0.95" in out
 
 
 @pytest.mark.parametrize("argv, fragment", [

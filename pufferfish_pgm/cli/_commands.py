@@ -190,10 +190,15 @@ def release(args: argparse.Namespace) -> dict:
     rng = None if args.seed is None else np.random.default_rng(args.seed)
     rel = cal.release(frame, rng=rng, per_user=not args.aggregate)
     values = np.atleast_1d(rel.value).tolist()
+    low, high = (np.atleast_1d(b) for b in rel.interval(0.95))
+    half = float(np.max(high - np.atleast_1d(rel.value), initial=0.0))
     text = "\n".join([cal.summary(), "released: " + ", ".join(map(str, values[:20]))
-                      + (" ..." if len(values) > 20 else "")])
+                      + (" ..." if len(values) > 20 else ""),
+                      f"accuracy: each value is within ±{half:g} of its true answer with "
+                      "probability 0.95 (each on its own; Release.interval)"])
     return {"text": text, "json": {"mechanism": rel.mechanism, "scale": rel.scale,
-                                   "epsilon": rel.epsilon, "values": values}}
+                                   "epsilon": rel.epsilon, "values": values,
+                                   "interval_95": [low.tolist(), high.tolist()]}}
 
 
 def _agree(args: argparse.Namespace, cal: Calibration) -> None:
