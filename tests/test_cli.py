@@ -164,3 +164,117 @@ def test_verify_exits_2_with_one_line_when_the_promise_fails(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1 and "tampered" in err
     code, _, err = run(capsys, "verify", str(tmp_path / "missing.json"), *SMALL)
     assert code == 2 and "does not exist" in err
+
+
+# ------------------------------------------------ issue 14: items 1 (compare), 4 and 10
+
+
+def _failing(monkeypatch, names):
+    """Make the mechanisms in ``names`` raise a PufferfishError when they calibrate."""
+    from pufferfish_pgm.cli import _commands
+    from pufferfish_pgm.errors import LimitExceededError
+
+    real = _commands.mechanism
+
+    class Broken:
+        def __init__(self, name):
+            self.name = name
+
+        def calibrate(self, fw, query):
+            raise LimitExceededError(f"{self.name} is too big\nfor this test")
+
+    monkeypatch.setattr(_commands, "mechanism",
+                        lambda name, eps: Broken(name) if name in names else real(name, eps))
+
+
+def test_compare_keeps_the_finished_rows_when_one_mechanism_fails(monkeypatch, capsys):
+    _failing(monkeypatch, {"kantorovich"})
+    code, out, err = run(capsys, "compare", *SMALL)
+    assert code == 0, err
+    lines = out.splitlines()
+    failed = [ln for ln in lines if ln.startswith("kantorovich ")]
+    assert len(failed) == 1 and "FAILED" in failed[0]
+    assert "LimitExceededError: kantorovich is too big for this test" in failed[0]
+    for name in ("entry", "group", "mqm", "wasserstein", "kantorovich-relaxed", "exact"):
+        assert any(ln.startswith(name + " ") and "FAILED" not in ln for ln in lines), name
+    assert "1 of 7 mechanisms failed (kantorovich)" in out
+    code, out, _ = run(capsys, "compare", *SMALL, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["failed"] == ["kantorovich"]
+    assert [r["mechanism"] for r in data["rows"] if "scale" in r] == [
+        "entry", "group", "mqm", "wasserstein", "kantorovich-relaxed", "exact"]
+
+
+def test_compare_exits_2_only_when_every_mechanism_fails(monkeypatch, capsys):
+    from pufferfish_pgm.mechanisms._registry import MECHANISM_ORDER
+
+    _failing(monkeypatch, set(MECHANISM_ORDER))
+    code, out, _ = run(capsys, "compare", *SMALL)
+    assert code == 2
+    assert out.count("FAILED") == len(MECHANISM_ORDER)
+
+
+def test_plan_default_query_on_alarm_counts_over_the_nodes_that_have_the_state(capsys):
+    from pufferfish_pgm.scenarios import default_model_path
+
+    model = str(default_model_path("alarm.bif"))
+    code, out, err = run(capsys, "plan", "--model", model, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["query"] == "count(TRUE)"
+    assert len(data["query_nodes"]) == 10 and "LVFAILURE" in data["query_nodes"]
+    assert "LVEDVOLUME" not in data["query_nodes"]  # its states are LOW, NORMAL, HIGH
+    # --query-nodes restricts the query (and is strict: every listed node needs the state)
+    code, out, err = run(capsys, "plan", "--model", model, "--query", "count:HIGH",
+                         "--query-nodes", "LVEDVOLUME,CVP", "--nodes", "LVEDVOLUME", "--json")
+    assert code == 0, err
+    assert json.loads(out)["query_nodes"] == ["LVEDVOLUME", "CVP"]
+    code, _, err = run(capsys, "plan", "--model", model, "--query", "count:TRUE",
+                       "--query-nodes", "LVEDVOLUME")
+    assert code == 2 and "LVEDVOLUME" in err and "TRUE" in err
+    # a state no node has: named, with states that do exist
+    code, _, err = run(capsys, "plan", "--model", model, "--query", "count:MAYBE")
+    assert code == 2 and "'MAYBE'" in err and "NORMAL" in err and len(err.splitlines()) == 1
+
+
+def test_audit_json_worst_is_json(capsys):
+    code, out, err = run(capsys, "audit", *SMALL, "--mechanism", "group", "--json")
+    assert code == 0, err
+    worst = json.loads(out)["worst"]
+    assert set(worst) == {"pair", "theta", "scenario", "epsilon", "output"}
+    assert isinstance(worst["pair"], list) and len(worst["pair"]) == 2
+    assert all(isinstance(s, dict) for s in worst["pair"])
+    assert isinstance(worst["theta"], int) and isinstance(worst["scenario"], str)
+    assert isinstance(worst["epsilon"], float)
+
+
+def test_plan_table_names_every_column(capsys):
+    code, out, _ = run(capsys, "plan", *SMALL)
+    assert code == 0
+    header = out.splitlines()[1].split()
+    assert header == ["node", "quilt", "|nearby|", "|remote|", "influence", "sigma", "trivial"]
+
+
+@pytest.mark.parametrize("command", ["plan", "compare", "audit"])
+def test_plot_without_matplotlib_fails_before_calibrating(monkeypatch, capsys, tmp_path,
+                                                          command):
+    from pufferfish_pgm.cli import _commands
+
+    def never(*args, **kwargs):
+        raise AssertionError("calibrated before checking for matplotlib")
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
+    monkeypatch.setattr(_commands, "mechanism", never)
+    monkeypatch.setattr(_commands, "_framework", never)
+    code, _, err = run(capsys, command, *SMALL, "--plot", str(tmp_path / "x.png"))
+    assert code == 2
+    assert "matplotlib" in err and len(err.splitlines()) == 1
+
+
+def test_version(capsys):
+    import pufferfish_pgm
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"pufferfish_pgm {pufferfish_pgm.__version__}"

@@ -183,6 +183,20 @@ def test_rounding_slivers_do_not_create_transport():
     assert optimal_plan(a, b)[:, 2].sum() == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("fa", [0.999999999999, 0.9999999999990001])
+def test_delta_star_survives_a_cdf_that_rounds_above_one(fa):
+    # b's cumulative sum reaches 1.0000000000000002 at x = 3 (before its 1e-20 tail), while
+    # a's CDF there is 1 - 1e-12: the two differ only by rounding near 1. searchsorted on the
+    # non-monotone cumsum used to return len(b) -> raw IndexError (now both the stored CDF is
+    # capped at 1 and kantorovich_delta_star treats overshoots as ties).
+    b = D(dict(enumerate([0.42545606663941493, 0.3177034284927794, 0.16253680678082733,
+                          0.09430369808697836, 1e-20])))
+    assert np.cumsum(b.probs)[-2] > 1.0  # the construction really overshoots (raw cumsum)
+    assert np.all(np.diff(b._cum) >= 0)   # and the stored CDF is capped, so monotone
+    a = D({3: fa, 5: 1 - fa})
+    assert kantorovich_delta_star(a, b) == kantorovich_delta_star(b, a) == w_infinity(a, b) == 3.0
+
+
 def test_relaxed_scale_golden():
     # a pure shift by 2: the only column has all mass at distance 2: e^{2/θ} = e^ε
     assert relaxed_kantorovich_scale({0: 1.0}, {2: 1.0}, 0.5) == pytest.approx(4.0)

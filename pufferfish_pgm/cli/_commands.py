@@ -25,7 +25,10 @@ from ..errors import (
     CertificateError,
     InvalidDataError,
     InvalidParameterError,
+    MissingDependencyError,
     ModelFileNotFoundError,
+    PufferfishError,
+    UnknownStateError,
 )
 from ..mechanisms import AuditedEvidence, Calibration
 from ..mechanisms import verify as verify_certificate
@@ -51,8 +54,34 @@ def _coerce(value: str, options: tuple) -> Any:
 
 
 def _setup(args: argparse.Namespace) -> tuple[Framework, Query]:
+    _check_plot(args)
     framework = _framework(args)
-    return framework, _query(args.query, framework.scenarios)
+    return framework, _query(args.query, framework.scenarios, _query_nodes(args, framework))
+
+
+def _check_plot(args: argparse.Namespace) -> None:
+    """Fail on ``--plot`` without matplotlib before any (possibly long) calibration."""
+    if not getattr(args, "plot", None):
+        return
+    try:
+        import matplotlib  # noqa: F401  (an optional extra; plots.py imports it for real)
+    except ImportError:
+        raise MissingDependencyError(
+            "plots need matplotlib, which is not installed; install it with "
+            'pip install "pufferfish_pgm[plot]" (or drop --plot)') from None
+
+
+def _query_nodes(args: argparse.Namespace, fw: Framework) -> tuple | None:
+    """The nodes of ``--query-nodes`` in the model's own names (None: not given)."""
+    text = getattr(args, "query_nodes", None)
+    if text is None:
+        return None
+    nodes = tuple(_coerce(v.strip(), fw.scenarios.nodes) for v in text.split(",") if v.strip())
+    if not nodes:
+        raise InvalidParameterError("--query-nodes lists no node; give comma-separated nodes")
+    for v in nodes:
+        fw.scenarios.members[0].check_node(v)  # unknown nodes fail here, naming the node
+    return nodes
 
 
 def _framework(args: argparse.Namespace) -> Framework:
@@ -70,16 +99,21 @@ def _read_certificate(path: str) -> str:
     return file.read_text(encoding="utf-8")
 
 
-def _query(text: str | None, cls: ScenarioClass) -> Query:
-    states = cls.states_of(cls.nodes[0])
+def _query(text: str | None, cls: ScenarioClass, nodes: tuple | None = None) -> Query:
+    """The query of ``--query`` over ``nodes`` (``--query-nodes``; None: every node).
+
+    A count (also the default one) without ``--query-nodes`` counts its state over the nodes
+    that have it: on a network the nodes' state spaces differ.
+    """
+    states = cls.states_of((cls.nodes if nodes is None else nodes)[0])
     if text is None:
-        return Count(DEMO_STATE if DEMO_STATE in states else states[0])
+        return _count(DEMO_STATE if DEMO_STATE in states else states[0], cls, nodes)
     kind, _, rest = text.partition(":")
     if kind == "histogram":
-        return Histogram()
+        return Histogram(nodes)
     query: LinearQuery
     if kind == "count" and rest:
-        query = Count(_coerce(rest, states))
+        query = _count(rest, cls, nodes)
     elif kind == "linear" and rest:
         weights = {}
         for item in rest.split(","):
@@ -89,7 +123,7 @@ def _query(text: str | None, cls: ScenarioClass) -> Query:
             except ValueError:
                 raise InvalidParameterError(f"weight {w!r} of state {state!r} is not an "
                                             "integer; write linear:STATE=INT,...") from None
-        query = LinearQuery(weights)
+        query = LinearQuery(weights, nodes)
     else:
         raise InvalidParameterError(f"unknown query {text!r}; use count:STATE, histogram or "
                                     "linear:STATE=W,...")
@@ -97,10 +131,36 @@ def _query(text: str | None, cls: ScenarioClass) -> Query:
     return query
 
 
+def _count(text: str, cls: ScenarioClass, nodes: tuple | None) -> Count:
+    """``Count`` of a state; without explicit ``nodes``, over the nodes that have the state."""
+    if nodes is not None:
+        return Count(_coerce(text, cls.states_of(nodes[0])), nodes)
+    having = []
+    state: Any = text
+    for v in cls.nodes:
+        match = [s for s in cls.states_of(v) if str(s) == text]
+        if match:
+            having.append(v)
+            state = match[0]
+    if not having:
+        seen: dict = {}
+        for v in cls.nodes:
+            for s in cls.states_of(v):
+                seen[s] = seen.get(s, 0) + 1
+        common = sorted(seen, key=lambda s: -seen[s])
+        raise UnknownStateError(
+            f"no node has state {text!r}; states that exist include "
+            f"{', '.join(map(str, common[:8]))}{', ...' if len(common) > 8 else ''}")
+    return Count(state, None if len(having) == len(cls.nodes) else tuple(having))
+
+
 def _table(header: list[str], rows: list[list]) -> str:
+    """Aligned columns; the last cell of a row shorter than the header runs on unaligned."""
     cells = [header] + [[_fmt(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    full = [r for r in cells if len(r) == len(header)]
+    widths = [max(len(r[i]) for r in full) for i in range(len(header))]
+    lines = ["  ".join(c if len(r) < len(header) and i == len(r) - 1 else c.ljust(widths[i])
+                       for i, c in enumerate(r)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -113,9 +173,10 @@ def _fmt(x: Any) -> str:
 
 def _describe(fw: Framework, query: Query, epsilon: float) -> str:
     cls = fw.scenarios
+    over = "" if query.nodes is None else f" over {len(query.nodes)} nodes"
     return (f"model: {len(cls)} scenario(s) [{', '.join(m.name for m in cls)}], "
             f"{len(cls.nodes)} nodes; secrets on {len(fw.secret_nodes)} nodes "
-            f"({fw.pair_count} pairs); query {query.name}; epsilon {epsilon}")
+            f"({fw.pair_count} pairs); query {query.name}{over}; epsilon {epsilon}")
 
 
 def plan(args: argparse.Namespace) -> dict:
@@ -123,9 +184,10 @@ def plan(args: argparse.Namespace) -> dict:
     fw, query = _setup(args)
     cal = mechanism("mqm", args.epsilon).calibrate(fw, query)
     rows = [[e.node, _span(e.quilt), len(e.nearby), len(e.remote), e.influence, e.sigma,
-             "trivial" if e.trivial else ""] for e in cal.plan]
+             "yes" if e.trivial else "no"] for e in cal.plan]
     text = "\n".join([_describe(fw, query, args.epsilon),
-                      _table(["node", "quilt", "|nearby|", "|remote|", "influence", "sigma", ""],
+                      _table(["node", "quilt", "|nearby|", "|remote|", "influence", "sigma",
+                              "trivial"],
                              rows), f"sigma_max = {max(e.sigma for e in cal.plan):.6g}; "
                       f"Laplace scale for {query.name}: {cal.scale:.6g}"])
     if getattr(args, "plot", None):
@@ -134,7 +196,12 @@ def plan(args: argparse.Namespace) -> dict:
     data = [{"node": e.node, "quilt": list(e.quilt), "nearby": len(e.nearby),
              "remote": len(e.remote), "influence": e.influence, "sigma": e.sigma,
              "trivial": e.trivial} for e in cal.plan]
-    return {"text": text, "json": {"scale": cal.scale, "plan": data}}
+    return {"text": text, "json": {"scale": cal.scale, "query": query.name,
+                                   "query_nodes": _json_nodes(query), "plan": data}}
+
+
+def _json_nodes(query: Query) -> list | None:
+    return None if query.nodes is None else list(query.nodes)
 
 
 def _span(nodes: Iterable[Hashable]) -> str:
@@ -149,7 +216,7 @@ def calibrate(args: argparse.Namespace) -> dict:
     cal = mech.calibrate(fw, query)
     text = f"{_describe(fw, query, args.epsilon)}\n{cal.summary()}"
     out = {"mechanism": cal.mechanism, "scale": cal.scale, "epsilon": cal.epsilon,
-           "query": query.name}
+           "query": query.name, "query_nodes": _json_nodes(query)}
     if getattr(args, "out", None):
         Path(args.out).write_text(cal.to_json(mechanism=mech) + "\n", encoding="utf-8")
         text += f"\ncertificate written to {args.out}"
@@ -210,7 +277,8 @@ def _agree(args: argparse.Namespace, cal: Calibration) -> None:
             != cal.mechanism:
         raise CertificateError(f"--mechanism {args.mechanism} contradicts the certificate's "
                                f"mechanism {cal.mechanism}; drop --mechanism")
-    if args.query is not None and _query(args.query, cal.framework.scenarios) != cal.query:
+    if args.query is not None and _query(args.query, cal.framework.scenarios,
+                                         _query_nodes(args, cal.framework)) != cal.query:
         raise CertificateError(f"--query {args.query} contradicts the certificate's query "
                                f"{cal.query.name}; drop --query")
 
@@ -243,7 +311,25 @@ def audit(args: argparse.Namespace) -> dict:
         f"worst case: pair {worst.pair} under {worst.scenario!r} at output {worst.output}")
     text = f"{label}\nrealised epsilon = {report.epsilon:.6g} (target {args.epsilon}); {where}"
     return {"text": text, "json": {"scale": scale, "realised_epsilon": report.epsilon,
-                                   "target_epsilon": args.epsilon, "worst": str(report.worst)}}
+                                   "target_epsilon": args.epsilon, "worst": _worst_json(report)}}
+
+
+def _worst_json(report: AuditReport) -> dict | None:
+    """Where the audit's maximum is reached, as JSON (None when no pair was audited)."""
+    worst = report.worst
+    if worst is None:
+        return None
+    return {"pair": [_secret_json(worst.pair.first), _secret_json(worst.pair.second)],
+            "theta": worst.theta, "scenario": worst.scenario, "epsilon": worst.epsilon,
+            "output": worst.output}
+
+
+def _secret_json(secret: Any) -> Any:
+    """One secret of a pair: its evidence ``{node: state}`` (its text when it has none)."""
+    evidence = getattr(secret, "evidence", None)
+    if isinstance(evidence, dict):
+        return {str(k): v for k, v in evidence.items()}
+    return str(secret)
 
 
 def _plot_worst_pair(fw: Framework, query: Query, report: AuditReport, scale: float,
@@ -261,18 +347,48 @@ def _plot_worst_pair(fw: Framework, query: Query, report: AuditReport, scale: fl
 
 
 def _compare_rows(fw: Framework, query: Query,
-                  epsilon: float) -> tuple[list[dict], list[Calibration]]:
-    """One row per mechanism (scale, exact realised epsilon, seconds) and the calibrations."""
-    rows, calibrations = [], []
+                  epsilon: float) -> tuple[list[dict], list[Calibration | None]]:
+    """One row per mechanism (scale, exact realised epsilon, seconds) and the calibrations.
+
+    A mechanism that fails with a :class:`PufferfishError` does not stop the others: its row
+    has ``"error"`` (the error's type and one-line message) and its calibration is None.
+    """
+    rows: list[dict] = []
+    calibrations: list[Calibration | None] = []
     for name in _progress(MECHANISM_ORDER, "calibrating and auditing"):
         start = time.perf_counter()
-        cal = mechanism(name, epsilon).calibrate(fw, query)
-        seconds = time.perf_counter() - start
-        realised = _realised_epsilon(fw, query, cal)
+        try:
+            cal = mechanism(name, epsilon).calibrate(fw, query)
+            realised = _realised_epsilon(fw, query, cal)
+        except PufferfishError as err:
+            message = " ".join(str(err).split())  # one line
+            rows.append({"mechanism": name, "error": f"{type(err).__name__}: {message}",
+                         "seconds": time.perf_counter() - start})
+            calibrations.append(None)
+            continue
         rows.append({"mechanism": name, "scale": cal.scale, "realised_epsilon": realised,
-                     "private": bool(realised <= epsilon * (1 + 1e-9)), "seconds": seconds})
+                     "private": bool(realised <= epsilon * (1 + 1e-9)),
+                     "seconds": time.perf_counter() - start})
         calibrations.append(cal)
     return rows, calibrations
+
+
+def _cells(row: dict, last: Any) -> list:
+    """A table row: a failed mechanism says so (and why) in place of its numbers."""
+    if "error" in row:
+        return [row["mechanism"], "FAILED", row["error"]]
+    return [row["mechanism"], row["scale"], row["realised_epsilon"],
+            "yes" if row["private"] else "NO", last]
+
+
+def _failures(rows: list[dict]) -> tuple[str, int]:
+    """The line naming failed mechanisms and the exit code: 2 only when every one failed."""
+    failed = [r["mechanism"] for r in rows if "error" in r]
+    if not failed:
+        return "", 0
+    line = (f"{len(failed)} of {len(rows)} mechanisms failed ({', '.join(failed)}); "
+            "the other rows are complete")
+    return line, 2 if len(failed) == len(rows) else 0
 
 
 def _realised_epsilon(fw: Framework, query: Query, cal: Calibration) -> float:
@@ -295,35 +411,49 @@ def _progress(items: Sequence[str], what: str) -> Iterable[str]:
 
 
 def compare(args: argparse.Namespace) -> dict:
-    """``compare``: every mechanism's scale and exact realised ε side by side."""
+    """``compare``: every mechanism's scale and exact realised ε side by side.
+
+    A mechanism that fails (a :class:`PufferfishError`, e.g. a limit) gets a row saying
+    ``FAILED`` and why, and the other rows are still printed. The exit code is 0 when at
+    least one mechanism finished and 2 when every mechanism failed; the JSON lists the failed
+    mechanisms under ``"failed"`` and gives each failed row an ``"error"``.
+    """
     fw, query = _setup(args)
     rows, _ = _compare_rows(fw, query, args.epsilon)
-    if getattr(args, "plot", None):
+    note, code = _failures(rows)
+    if getattr(args, "plot", None) and code == 0:
         plot_scale_vs_epsilon(fw, query, args.plot)
     text = "\n".join([_describe(fw, query, args.epsilon), _table(
         ["mechanism", "Laplace scale", "realised eps", "private", "seconds"],
-        [[r["mechanism"], r["scale"], r["realised_epsilon"], "yes" if r["private"] else "NO",
-          r["seconds"]] for r in rows])])
-    return {"text": text, "json": {"epsilon": args.epsilon, "query": query.name, "rows": rows}}
+        [_cells(r, r["seconds"]) for r in rows])] + ([note] if note else []))
+    return {"text": text, "exit_code": code,
+            "json": {"epsilon": args.epsilon, "query": query.name, "rows": rows,
+                     "failed": [r["mechanism"] for r in rows if "error" in r]}}
 
 
 def demo(args: argparse.Namespace) -> dict:
     """``demo``: ``compare`` plus one release of a simulated record by each mechanism."""
     fw, query = _setup(args)
     rows, calibrations = _compare_rows(fw, query, args.epsilon)
+    note, code = _failures(rows)
+    done = [cal for cal in calibrations if cal is not None]
+    if not done:
+        raise next(InvalidParameterError(f"every mechanism failed; {r['mechanism']}: "
+                                         f"{r['error']}") for r in rows)
     day = _sample_day(fw.scenarios[0])
-    truth = int(np.asarray(calibrations[0].answer(day)).ravel()[0])
-    released = [cal.release(day).value for cal in calibrations]
+    truth = int(np.asarray(done[0].answer(day)).ravel()[0])
+    released = [None if cal is None else cal.release(day).value for cal in calibrations]
     text = "\n".join([
         _describe(fw, query, args.epsilon),
         f"one simulated record; true answer {truth}; each release uses fresh secure noise", "",
         _table(["mechanism", "Laplace scale", "realised eps", "private", "released"],
-               [[r["mechanism"], r["scale"], r["realised_epsilon"],
-                 "yes" if r["private"] else "NO", v] for r, v in zip(rows, released, strict=True)]),
+               [_cells(r, v) for r, v in zip(rows, released, strict=True)]),
+        *([note] if note else []),
         "", "entry DP is not Pufferfish private under correlation: the exact audit shows it."])
     for r, v in zip(rows, released, strict=True):
-        r["released"] = v
-    return {"text": text, "json": {"truth": truth, "rows": rows}}
+        if v is not None:
+            r["released"] = v
+    return {"text": text, "exit_code": code, "json": {"truth": truth, "rows": rows}}
 
 
 def _sample_day(scenario: Scenario) -> list | dict:

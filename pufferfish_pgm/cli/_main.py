@@ -1,7 +1,9 @@
 """Command line: ``pufferfish-pgm {demo,plan,calibrate,release,audit,compare,verify}``.
 
 A thin layer over the public API. Errors in the input print one line on stderr and exit with
-code 2; ``--json`` prints machine-readable output.
+code 2; ``--json`` prints machine-readable output; ``--version`` prints the version. ``compare``
+and ``demo`` keep the rows of the mechanisms that finished when one fails (its row says why)
+and exit with 2 only when every mechanism failed.
 """
 
 from __future__ import annotations
@@ -35,7 +37,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epsilon", type=float, default=1.0, help="privacy parameter (default 1)")
     p.add_argument("--nodes", help="comma-separated secret nodes (default: all nodes)")
     p.add_argument("--query", help="count:STATE, histogram or linear:STATE=W,STATE=W "
-                                   "(default: count of the model's demo state)")
+                                   "(default: count of the model's demo state); a count "
+                                   "without --query-nodes counts over the nodes that have STATE")
+    p.add_argument("--query-nodes", help="comma-separated nodes the query sums over (default: "
+                                         "all nodes; --nodes picks the secret nodes)")
     p.add_argument("--renormalize", type=float, default=1e-6,
                    help="rescale CPD columns off by at most this much (default 1e-6)")
     p.add_argument("--length", type=int, help="override the length of a chain model")
@@ -46,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     parser = _Parser(prog="pufferfish-pgm", description="Pufferfish privacy for data modelled "
                      "by Bayesian networks and Markov chains.")
+    parser.add_argument("--version", action="version", version=f"pufferfish_pgm {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, text in [("demo", "calibrate every mechanism on the bundled activity chain, "
                                 "release a sample day, print a table"),
@@ -80,15 +86,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    """The package's ``__version__`` (the package is loaded: this module is part of it)."""
+    return str(getattr(sys.modules[__name__.split(".")[0]], "__version__", "unknown"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 ok, 2 bad input)."""
+    """Run the command line; return the exit code (0 ok, 2 bad input or nothing computed)."""
     try:
         args = build_parser().parse_args(argv)
         from . import _commands  # deferred: `--help` and bad arguments need no scipy/pgmpy
 
         result = getattr(_commands, args.command)(args)
         _print(result, args.json)
-        return 0
+        return int(result.get("exit_code", 0))
     except PufferfishError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

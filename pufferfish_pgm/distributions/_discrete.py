@@ -101,7 +101,7 @@ class DiscreteDistribution:
             )
         _check_probs(support, probs, strict=True)
         probs = probs / np.sum(probs)
-        cum = np.cumsum(probs)
+        cum = np.minimum(np.cumsum(probs), 1.0)   # rounding must not push a CDF above 1
         cum[-1] = 1.0
         for name, arr in (("support", support), ("probs", probs), ("_cum", cum)):
             arr.setflags(write=False)

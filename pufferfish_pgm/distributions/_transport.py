@@ -122,11 +122,17 @@ def kantorovich_delta_star(mu_a: object, mu_b: object) -> float:
     """
     a, b = as_distribution(mu_a, "mu_a"), as_distribution(mu_b, "mu_b")
     x = np.union1d(a.support, b.support)
-    fa, fb = np.asarray(a.cdf(x)), np.asarray(b.cdf(x))
+    # A cumulative sum can round above 1 before its last entry (which is set to exactly 1):
+    # clip at 1 so the CDFs stay monotone for searchsorted and such overshoots count as ties.
+    cum_b = np.minimum(b._cum, 1.0)
+    fa, fb = (np.minimum(np.asarray(d.cdf(x)), 1.0) for d in (a, b))
     right = fa > fb + CDF_TOLERANCE
-    up = b.support[np.searchsorted(b._cum, fa[right] - CDF_TOLERANCE, "left")] - x[right]
+    up_at = np.searchsorted(cum_b, fa[right] - CDF_TOLERANCE, "left")
+    up = b.support[np.minimum(up_at, b.support.size - 1)] - x[right]
     left = np.flatnonzero(fa < fb - CDF_TOLERANCE)  # never the last point (there F_a = 1)
-    low = np.searchsorted(b._cum, fa[left] + CDF_TOLERANCE, "right")
+    low = np.searchsorted(cum_b, fa[left] + CDF_TOLERANCE, "right")
+    # F_b(x) > F_a(x) there, so the answer lies at or left of b's last support point <= x.
+    low = np.minimum(low, np.searchsorted(b.support, x[left], "right") - 1)
     down = x[left + 1] - b.support[low]
     return float(max(np.max(up, initial=0.0), np.max(down, initial=0.0)))
 
