@@ -35,9 +35,15 @@ import numpy as np
 
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError
-from ..privacy_loss import noiseless_epsilon, pair_noiseless, release_layout, smallest_passing_scale
+from ..privacy_loss import (
+    AuditReport,
+    noiseless_epsilon,
+    pair_noiseless,
+    release_layout,
+    smallest_passing_scale,
+)
 from ..privacy_loss._audit import coverage_note, report_from_groups
-from ..privacy_loss._bisection import NOISELESS_MARGIN, group_w_infinity
+from ..privacy_loss._bisection import NOISELESS_MARGIN, SLACK, group_w_infinity
 from ..privacy_loss._pair_rows import MAX_GRID, Group, build_groups, refuse_any_start
 from ..queries import Query
 from ..secrets import Framework
@@ -114,10 +120,16 @@ class ExactLaplaceMechanism(Mechanism):
                 wasserstein_scale=0.0 if scalar else None,
                 note="releasing F itself already meets epsilon: no noise needed"))
         start, w_scale, pick = _upper_bracket(groups, scalar, self.epsilon)
+        reports: list[AuditReport] = []
+
+        def final(scale: float) -> bool:   # the full report, computed once, is the final check
+            reports.append(report_from_groups(groups, np.full(len(names), scale), names,
+                                              skipped, coverage, False))
+            return reports[-1].passes(self.epsilon, SLACK)
+
         scale, steps, upper = smallest_passing_scale(groups, self.epsilon, start, self.rtol,
-                                                     pick)
-        report = report_from_groups(groups, np.full(len(names), scale), names, skipped,
-                                    coverage, False)
+                                                     pick, final)
+        report = reports[-1]
         return self._calibration(framework, query, scale, ExactEvidence(
             audit=report, coverage=coverage, skipped=skipped, coordinates=tuple(names),
             wasserstein_scale=w_scale, upper_bracket=start, upper_used=upper,

@@ -32,7 +32,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -148,14 +148,17 @@ def _bisect(groups: Sequence[Group], active: list[np.ndarray], epsilon: float, l
 
 
 def smallest_passing_scale(groups: Sequence[Group], epsilon: float, upper: float,
-                           rtol: float = 1e-9, first: tuple[int, int] = (0, 0)
+                           rtol: float = 1e-9, first: tuple[int, int] = (0, 0),
+                           final: Callable[[float], bool] | None = None
                            ) -> tuple[float, int, float]:
     """Smallest scale passing for every pair, up to ``rtol`` (see the module docstring).
 
     ``upper`` should pass (it is doubled until it does); ``first`` = (group, pair) is
-    bisected alone first (the pair of largest W∞ or noiseless loss). Returns
-    (scale, evaluations, the upper bracket used). Call only when the noiseless loss exceeds
-    ``ε (1 - NOISELESS_MARGIN)``; the result is positive.
+    bisected alone first (the pair of largest W∞ or noiseless loss). ``final(scale)``, if
+    given, must evaluate EVERY pair at ``scale`` and say whether all pass (within ``SLACK``);
+    it replaces the built-in final check, so a caller that needs the full audit report anyway
+    computes it once. Returns (scale, evaluations, the upper bracket used). Call only when the
+    noiseless loss exceeds ``ε (1 - NOISELESS_MARGIN)``; the result is positive.
     """
     every = [np.ones(len(g.pairs), dtype=bool) for g in groups]
     active = [m.copy() for m in every]
@@ -172,8 +175,10 @@ def smallest_passing_scale(groups: Sequence[Group], epsilon: float, upper: float
         ok, passed, worst = _passes(groups, active, hi, epsilon)
         steps += n + 2
         if ok:
-            ok, passed, worst = _passes(groups, every, hi, epsilon)   # the final audit
             steps += 1
+            if final is not None and final(hi):   # the final audit, by the caller
+                return hi, steps, upper
+            ok, passed, worst = _passes(groups, every, hi, epsilon)   # the final audit
             if ok:
                 return hi, steps, upper
             active = [m.copy() for m in every]

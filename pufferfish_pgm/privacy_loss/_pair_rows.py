@@ -217,11 +217,12 @@ class Group:
         a, b = inverse[:pick.size], inverse[pick.size:]
         with np.errstate(invalid="ignore"):
             gap = np.abs(dens[a] - dens[b])
-        if len(self.grids) == 1:
+        scalar = len(self.grids) == 1
+        gap = np.where(np.isnan(gap), 0.0 if scalar else np.inf, gap)   # 0/0: both underflow
+        if scalar and np.isinf(gap).any():   # only at absurd scales: compare mass points only
             mass = np.isfinite(self.rows[self.first[pick]]) | np.isfinite(
                 self.rows[self.second[pick]])
             gap = np.where(mass, gap, 0.0)
-        gap = np.where(np.isnan(gap), np.inf, gap)
         where = np.argmax(gap, axis=1)
         return gap[np.arange(pick.size), where], where
 
