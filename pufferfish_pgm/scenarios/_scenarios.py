@@ -14,6 +14,7 @@ Examples
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,18 +41,19 @@ __all__ = ["BayesianNetworkScenario", "MarkovChainScenario", "Scenario", "Scenar
 TOLERANCE = 1e-9
 
 
-class _Domain:
-    """Lookup of state indices shared by every scenario kind."""
+class _Domain(ABC):
+    """Lookup of state indices shared by every scenario kind (each kind implements the two
+    abstract lookups)."""
 
     name: str
 
+    @abstractmethod
     def check_node(self, node: Any) -> Any:
         """``node`` if the scenario has it, else :class:`UnknownNodeError`."""
-        raise NotImplementedError
 
+    @abstractmethod
     def states_of(self, node: Any) -> tuple:
         """The states of ``node``, in the model's order."""
-        raise NotImplementedError
 
     def state_index(self, node: Any, state: Any) -> int:
         """Index of ``state`` among the states of ``node``, with a clear error if unknown."""
