@@ -3,13 +3,8 @@ per-model elimination orders and compiled plans (a weak-keyed :class:`NetworkInd
 network, owned by this stage); chains by matrix powers.
 """
 
-from ._variable_elimination import (
-    NetworkIndex,
-    conditional,
-    elimination_order,
-    network_index,
-    secret_probability,
-)
+from ._network_engine import NetworkIndex, network_index
+from ._variable_elimination import conditional, elimination_order, secret_probability
 
 __all__ = [
     "NetworkIndex",

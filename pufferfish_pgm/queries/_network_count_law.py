@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._budget import check_allocation
 from ..inference import NetworkIndex, network_index
+from ..inference._elimination_order import schedule
 from ..scenarios import BayesianNetworkScenario
 from ..scenarios._pgmpy import NetworkTables
 
@@ -84,17 +86,37 @@ def _node_factor(tables: NetworkTables, v: object, weights: np.ndarray | None,
     return _Factor((v, *tables.parents[v]), table, 0.0).rescaled()
 
 
-def network_log_joint(bn: BayesianNetworkScenario, weights: dict, codes: dict) -> np.ndarray:
+def network_log_joint(bn: BayesianNetworkScenario, weights: dict, codes: dict,
+                      budget: int | float | str | None = None) -> np.ndarray:
     """``log P(F = c, evidence)`` for c = 0..Σ max w, ``F = Σ_v weights[v][X_v]``.
 
     ``weights`` maps nodes to non-negative integer arrays over their states (missing nodes
-    weigh 0); ``codes`` maps evidence nodes to state indices.
+    weigh 0); ``codes`` maps evidence nodes to state indices. ``budget``: see
+    :func:`pufferfish_pgm.inference.conditional`.
     """
-    return tables_log_joint(bn.tables, network_index(bn), weights, codes)
+    return tables_log_joint(bn.tables, network_index(bn), weights, codes, budget)
+
+
+#: Tables alive at once in a product step: the result, the operand and one temporary.
+_LIVE_TABLES = 3
+
+
+def _schedule(tables: NetworkTables, index: NetworkIndex, requisite: frozenset, width: int,
+              budget: int | float | str | None) -> tuple:
+    """The elimination order, after checking its largest table (times the count axis)."""
+    scopes = [(v, *tables.parents[v]) for v in requisite]
+    dims = {v: len(tables.states[v]) for v in requisite}
+    order = schedule(scopes, keep=(), dims=dims, rank=index.order)
+    where = f"summing out {order.culprit!r}" if order.culprit is not None else "the result"
+    cells = order.peak_cells * max(dims.values(), default=1)   # the product still holds x
+    check_allocation(cells * width * 8 * _LIVE_TABLES, budget=budget,
+                     what=f"the exact count law over {len(requisite)} requisite nodes "
+                          f"({where}: {cells:,} cells x {width} counts)")
+    return order.order
 
 
 def tables_log_joint(tables: NetworkTables, index: NetworkIndex, weights: dict,
-                     codes: dict) -> np.ndarray:
+                     codes: dict, budget: int | float | str | None = None) -> np.ndarray:
     """:func:`network_log_joint` from a network's tables and inference index.
 
     What a cached engine holds instead of the scenario itself (the inference index is kept
@@ -103,8 +125,10 @@ def tables_log_joint(tables: NetworkTables, index: NetworkIndex, weights: dict,
     seeds = [v for v, w in weights.items() if w.max() > 0] + list(codes)
     requisite = (frozenset().union(*(index.ancestors[v] for v in seeds)) if seeds
                  else frozenset())
+    width = int(sum(int(w.max()) for w in weights.values())) + 1
+    order = _schedule(tables, index, requisite, width, budget)
     factors = [_node_factor(tables, v, weights.get(v), codes.get(v)) for v in requisite]
-    for x in sorted(requisite, key=index.order.__getitem__):
+    for x in order:
         touching = [f for f in factors if x in f.variables]
         factors = [f for f in factors if x not in f.variables]
         product = touching[0]
@@ -114,7 +138,6 @@ def tables_log_joint(tables: NetworkTables, index: NetworkIndex, weights: dict,
     total = _Factor((), np.ones(1), 0.0)
     for f in factors:
         total = _multiply(total, f)
-    width = int(sum(int(w.max()) for w in weights.values())) + 1
     out = np.full(width, -np.inf)
     with np.errstate(divide="ignore"):
         body = np.log(total.table) + total.log_scale

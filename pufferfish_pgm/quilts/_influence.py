@@ -184,24 +184,27 @@ def _chain_sides(node: int, quilt: Sequence) -> tuple[int | None, int | None]:
 # ----------------------------------------------------------------------------- networks
 
 def _network_influence(bn: BayesianNetworkScenario, node: Any, quilt: Sequence,
-                       pairs: Sequence[tuple[int, int]]) -> float:
+                       pairs: Sequence[tuple[int, int]], budget: Any) -> float:
     states = bn.states_of(node)
     tables: dict = {}
     for s in {s for pair in pairs for s in pair}:
-        if secret_probability(bn, {node: states[s]}) > 0:
-            tables[s] = conditional(bn, list(quilt), {node: states[s]})
+        if secret_probability(bn, {node: states[s]}, memory_budget=budget) > 0:
+            tables[s] = conditional(bn, list(quilt), {node: states[s]}, memory_budget=budget)
     values = [float(log_ratio(tables[s], tables[s2]).max())
               for s, s2 in pairs if s in tables and s2 in tables]
     return max(values, default=0.0)
 
 
 def member_influence(member: Any, node: Any, quilt: Sequence,
-                     pairs: Sequence[tuple[int, int]]) -> float:
-    """e_θ(quilt | node) for one scenario θ (chain closed form or network conditionals)."""
+                     pairs: Sequence[tuple[int, int]], *,
+                     memory_budget: int | float | str | None = None) -> float:
+    """e_θ(quilt | node) for one scenario θ (chain closed form or network conditionals;
+    ``memory_budget`` bounds the network's inference tables, see
+    :func:`pufferfish_pgm.inference.conditional`)."""
     if isinstance(member, MarkovChainScenario):
         left, right = _chain_sides(node, quilt)
         return chain_influence(member, node, left, right, pairs)
-    return _network_influence(member, node, quilt, pairs)
+    return _network_influence(member, node, quilt, pairs, memory_budget)
 
 
 def _check_quilt(cls: Any, node: Any, quilt: Iterable) -> tuple:
@@ -216,7 +219,8 @@ def _check_quilt(cls: Any, node: Any, quilt: Iterable) -> tuple:
 
 
 def max_influence(framework: Any, node: Any, quilt: Iterable, *,
-                  max_quilt_states: int | None = None) -> float:
+                  max_quilt_states: int | None = None,
+                  memory_budget: int | float | str | None = None) -> float:
     """e_Θ(quilt | node) over the framework's pairs on ``node`` and every θ of its class.
 
     Parameters
@@ -230,6 +234,9 @@ def max_influence(framework: Any, node: Any, quilt: Iterable, *,
     max_quilt_states : int, optional
         Refuse (:class:`LimitExceededError`) when the joint table over a network quilt would
         have more cells than this.
+    memory_budget : int, float or str, optional
+        Refuse (:class:`LimitExceededError`) when an inference table would need more bytes
+        (see :func:`pufferfish_pgm.inference.conditional`).
 
     Returns
     -------
@@ -258,4 +265,5 @@ def max_influence(framework: Any, node: Any, quilt: Iterable, *,
                 f"the joint table over the quilt of node {node!r} has {size} cells, more than "
                 f"max_quilt_states={max_quilt_states}; raise the limit or use a smaller quilt"
             )
-    return max(0.0, max(member_influence(m, node, quilt, pairs) for m in cls))
+    return max(0.0, max(member_influence(m, node, quilt, pairs, memory_budget=memory_budget)
+                        for m in cls))

@@ -15,7 +15,9 @@ Candidate quilts of a node, built on the skeleton (the undirected graph of all m
 * the caller's own candidates (``extra_quilts``: node -> iterable of quilts).
 
 A quilt whose joint table has more than ``max_quilt_states`` cells is skipped (and counted in
-the plan's evidence), never computed. The per-branch product is cut at ``max_candidates``.
+the plan's evidence), never computed; so is a quilt whose influence needs an inference table
+larger than the memory budget (counted apart). The per-branch product is cut at
+``max_candidates``. The empty quilt needs no inference, so every node always has a plan.
 
 Examples
 --------
@@ -31,12 +33,12 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx  # type: ignore[import-untyped]  # networkx ships no type hints
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, LimitExceededError
 from ..scenarios import MarkovChainScenario, as_class
 from ..secrets import NodeSecret, check_possible, possible_secrets
 from ._influence import member_influence, ordered_pairs, quilt_table_size
@@ -179,13 +181,15 @@ class NetworkPlan:
     """The planner's result: entries (one per secret node) and what limited the search.
 
     ``skipped`` maps a node to the number of promising candidates left out because their
-    joint table exceeds ``max_quilt_states``; ``cut`` lists nodes whose candidate list was cut
-    at ``max_candidates``.
+    joint table exceeds ``max_quilt_states``; ``over_budget`` to the number left out because
+    computing their influence needs a table above the memory budget; ``cut`` lists nodes
+    whose candidate list was cut at ``max_candidates``.
     """
 
     entries: tuple
     skipped: dict
     cut: tuple
+    over_budget: dict = field(default_factory=dict)
 
 
 def _options(cls: Any, dags: list, node: Any, quilts: list, weight: Counter) -> list[tuple]:
@@ -199,8 +203,17 @@ def _options(cls: Any, dags: list, node: Any, quilts: list, weight: Counter) -> 
     return rows
 
 
+def _influence(cls: Any, node: Any, quilt: frozenset, pairs: list, budget: Any) -> float | None:
+    """e_Θ(quilt | node), or None when some member needs a table above the memory budget."""
+    try:
+        return max(0.0, max(member_influence(m, node, tuple(quilt), pairs,
+                                             memory_budget=budget) for m in cls))
+    except LimitExceededError:
+        return None
+
+
 def _plan_node(framework: Any, node: Any, weight: Counter, epsilon: float, settings: dict,
-               dags: list) -> tuple[PlanEntry, int, bool]:
+               dags: list) -> tuple[PlanEntry, Counter, bool]:
     cls = framework.scenarios
     extra = settings["extra_quilts"].get(node, ()) if settings["extra_quilts"] else ()
     quilts, cut = candidate_quilts(cls, node, max_candidates=settings["max_candidates"],
@@ -208,15 +221,17 @@ def _plan_node(framework: Any, node: Any, weight: Counter, epsilon: float, setti
     pairs = ordered_pairs(framework, node)
     best = PlanEntry(node=node, quilt=(), nearby=tuple(cls.nodes), remote=(), influence=0.0,
                      sigma=sum(weight.values()) / epsilon, trivial=True)
-    skipped = 0
+    skipped: Counter = Counter()
     for card, size, q, nearby, remote in _options(cls, dags, node, quilts, weight):
         if card / epsilon >= best.sigma:
             break  # sorted by card, and σ >= card / ε for every later option
         if size > settings["max_quilt_states"]:
-            skipped += 1
+            skipped["size"] += 1
             continue
-        e = max(0.0, max(member_influence(m, node, tuple(q), pairs) for m in cls)) if q else 0.0
-        if e < epsilon and card / (epsilon - e) < best.sigma:
+        e = _influence(cls, node, q, pairs, settings["memory_budget"]) if q else 0.0
+        if e is None:
+            skipped["budget"] += 1
+        elif e < epsilon and card / (epsilon - e) < best.sigma:
             best = PlanEntry(node=node, quilt=tuple(v for v in cls.nodes if v in q),
                              nearby=nearby, remote=remote, influence=e,
                              sigma=card / (epsilon - e), trivial=not q)
@@ -224,13 +239,14 @@ def _plan_node(framework: Any, node: Any, weight: Counter, epsilon: float, setti
 
 
 def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states: int = 10**6,
-                 extra_quilts: Mapping | None = None,
-                 max_candidates: int = 20_000) -> NetworkPlan:
+                 extra_quilts: Mapping | None = None, max_candidates: int = 20_000,
+                 memory_budget: int | float | str | None = None) -> NetworkPlan:
     """The best quilt of every secret node of a network class (σ for L = 1).
 
     ``card`` counts the nearby nodes the query sums over (the MQM proof needs only the query's
     sensitivity to the nearby block). Each chosen partition is checked with networkx's
-    d-separation test in every member's DAG.
+    d-separation test in every member's DAG. ``memory_budget`` bounds each inference table
+    (see :func:`pufferfish_pgm.inference.conditional`); quilts that need more are skipped.
     """
 
     # an impossible secret (joint ones too) is refused first, as compile_secrets would
@@ -243,16 +259,19 @@ def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states
     dags = class_dags(cls)
     weight = Counter(query.node_list(cls))  # a node listed twice counts twice
     settings = {"max_quilt_states": max_quilt_states, "extra_quilts": extra_quilts,
-                "max_candidates": max_candidates}
-    entries, skipped, cut = [], {}, []
+                "max_candidates": max_candidates, "memory_budget": memory_budget}
+    entries, skipped, over, cut = [], {}, {}, []
     for node in framework.secret_nodes:
-        entry, n_skipped, was_cut = _plan_node(framework, node, weight, epsilon, settings, dags)
+        entry, counts, was_cut = _plan_node(framework, node, weight, epsilon, settings, dags)
         if entry.remote and not all(d_separated(d, {node}, set(entry.remote), set(entry.quilt))
                                     for d in dags):
             raise RuntimeError(f"internal error: the quilt of {node!r} does not separate")
         entries.append(entry)
-        if n_skipped:
-            skipped[node] = n_skipped
+        if counts["size"]:
+            skipped[node] = counts["size"]
+        if counts["budget"]:
+            over[node] = counts["budget"]
         if was_cut:
             cut.append(node)
-    return NetworkPlan(entries=tuple(entries), skipped=skipped, cut=tuple(cut))
+    return NetworkPlan(entries=tuple(entries), skipped=skipped, cut=tuple(cut),
+                       over_budget=over)

@@ -1,0 +1,139 @@
+"""Elimination orders and the size of their largest table, known before any table is built.
+
+Variable elimination on factors with scopes ``S_1, ..., S_m`` is a walk on their interaction
+graph (variables adjacent when they share a scope): eliminating ``x`` multiplies the factors
+that mention ``x`` into one table over ``x``'s neighbours, which then form a clique. The table
+made when ``x`` goes is therefore over ``x``'s current neighbours, so the largest table of an
+order (its *peak*) is known from the graph alone, and a query can be refused before it
+allocates anything (:mod:`pufferfish_pgm._budget`).
+
+Two orders are used. The network's own order (greedy min-fill on the whole moral graph,
+computed once per model) lets queries share evidence-free tables; a query whose peak under it
+is large gets a greedy order of its own (smallest new table first, then fewest fill edges,
+then the model order), which keeps the variables it must not eliminate (its targets) out of
+the way.
+
+Examples
+--------
+>>> scopes = [("a",), ("b", "a"), ("c", "b"), ("d", "c")]   # a -> b -> c -> d
+>>> dims = dict.fromkeys("abcd", 2)
+>>> plan = schedule(scopes, keep=["a", "d"], dims=dims, rank={"b": 0, "c": 1, "a": 2, "d": 3})
+>>> plan.order, plan.peak_cells
+(('b', 'c'), 4)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Schedule", "interaction_graph", "min_fill", "schedule"]
+
+#: A query whose peak under the model's order is below this many cells keeps that order.
+OWN_ORDER_CELLS = 1 << 20
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """An elimination order and its largest table.
+
+    Attributes
+    ----------
+    order : tuple
+        Variables to eliminate, first to last.
+    peak_cells : int
+        Cells of the largest table the order builds (a product or the final result).
+    culprit : node name or None
+        The variable whose elimination builds that table; None when it is the final result.
+    """
+
+    order: tuple
+    peak_cells: int
+    culprit: Any
+
+
+def interaction_graph(scopes: Iterable[Sequence]) -> dict[Hashable, set]:
+    """Variable -> variables it shares a scope with (in first-seen order of the variables)."""
+    graph: dict[Hashable, set] = {}
+    for scope in scopes:
+        for i, a in enumerate(scope):
+            graph.setdefault(a, set())
+            for b in scope[i + 1:]:
+                if b != a:
+                    graph[a].add(b)
+                    graph.setdefault(b, set()).add(a)
+    return graph
+
+
+def _greedy(graph: dict, candidates: set, score: Callable[[dict, Any], tuple]) -> list:
+    """Eliminate ``candidates`` one by one, each time the one of least ``score`` (consumes
+    ``graph``). Only nodes within distance 2 of an eliminated node change score."""
+    scores = {v: score(graph, v) for v in candidates}
+    order = []
+    while scores:
+        v = min(scores, key=scores.__getitem__)
+        nb = list(graph.pop(v))
+        del scores[v]
+        for a in nb:
+            graph[a].discard(v)
+            graph[a].update(b for b in nb if b != a)
+        for u in set(nb).union(*(graph[a] for a in nb)):
+            if u in scores:
+                scores[u] = score(graph, u)
+        order.append(v)
+    return order
+
+
+def _fill(graph: dict, v: Any) -> int:
+    nb = list(graph[v])
+    return sum(1 for i, a in enumerate(nb) for b in nb[i + 1:] if b not in graph[a])
+
+
+def min_fill(adjacency: dict) -> list:
+    """Greedy min-fill order of every node; ties go to fewer neighbours, then smaller
+    ``str(node)``. ``adjacency`` (node -> set of neighbours) is consumed.
+
+    Examples
+    --------
+    >>> min_fill({"a": {"b"}, "b": {"a", "c"}, "c": {"b"}})
+    ['a', 'b', 'c']
+    """
+    return _greedy(adjacency, set(adjacency),
+                   lambda g, v: (_fill(g, v), len(g[v]), str(v)))
+
+
+def _peak(graph: dict, order: Iterable, dims: Mapping, kept_cells: int) -> tuple[int, Any]:
+    """Largest table of eliminating ``order`` on ``graph`` (consumed), and who makes it."""
+    peak, culprit = kept_cells, None
+    for v in order:
+        nb = graph.pop(v)
+        cells = math.prod(dims[a] for a in nb)
+        if cells > peak:
+            peak, culprit = cells, v
+        for a in nb:
+            graph[a].discard(v)
+            graph[a].update(b for b in nb if b != a)
+    return peak, culprit
+
+
+def schedule(scopes: Sequence[Sequence], *, keep: Iterable, dims: Mapping,
+             rank: Mapping) -> Schedule:
+    """The order to eliminate every variable of ``scopes`` not in ``keep``, and its peak.
+
+    ``rank`` is the model's order (lower goes first). Its own order is taken unless its peak
+    reaches :data:`OWN_ORDER_CELLS` and a greedy order for this query does better.
+    """
+    keep = set(keep)
+    graph = interaction_graph(scopes)
+    kept_cells = math.prod(dims[v] for v in keep if v in graph)
+    order = sorted((v for v in graph if v not in keep), key=rank.__getitem__)
+    peak, culprit = _peak({v: set(n) for v, n in graph.items()}, order, dims, kept_cells)
+    if peak >= OWN_ORDER_CELLS:
+        own = _greedy({v: set(n) for v, n in graph.items()}, set(order),
+                      lambda g, v: (math.prod(dims[a] for a in g[v]), _fill(g, v), rank[v]))
+        own_peak, own_culprit = _peak(graph, own, dims, kept_cells)
+        if own_peak < peak:
+            return Schedule(tuple(own), own_peak, own_culprit)
+    return Schedule(tuple(order), peak, culprit)
