@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -89,6 +90,9 @@ def test_release_from_csv(tmp_path, capsys):
     (["calibrate", "--mechanism", "magic"], "magic"),
     (["frobnicate"], "frobnicate"),
     (["release", "--data", "no/such.csv"], "does not exist"),
+    (["calibrate", "--memory-budget", "lots"], "'lots' is not a size"),
+    (["calibrate", "--model", str(MODELS / "asia.bif"), "--mechanism", "exact",
+      "--memory-budget", "100"], "memory budget"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, argv, fragment):
     code, out, err = run(capsys, *argv)
@@ -96,6 +100,15 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, fragment):
     assert err.count("\n") == 1 and err.startswith("error:"), err
     assert fragment in err
     assert "Traceback" not in err
+
+
+def test_memory_budget_holds_for_one_run_only(capsys, monkeypatch):
+    monkeypatch.delenv("PUFFERFISH_PGM_MEMORY_BUDGET", raising=False)
+    asia = ["--model", str(MODELS / "asia.bif"), "--mechanism", "exact"]
+    code, _, err = run(capsys, "calibrate", *asia, "--memory-budget", "100")
+    assert code == 2 and "PUFFERFISH_PGM_MEMORY_BUDGET" in err
+    assert "PUFFERFISH_PGM_MEMORY_BUDGET" not in os.environ
+    assert run(capsys, "calibrate", *asia, "--memory-budget", "1MB")[0] == 0
 
 
 def test_bad_csv_value_names_row_and_value(tmp_path, capsys):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -45,6 +46,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="rescale CPD columns off by at most this much (default 1e-6)")
     p.add_argument("--length", type=int, help="override the length of a chain model")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--memory-budget", help="the most one table may take, e.g. 2GB (default: "
+                   "$PUFFERFISH_PGM_MEMORY_BUDGET, else a quarter of the free memory); bigger "
+                   "steps stop with an error instead of exhausting the machine")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,8 +97,22 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 2 bad input or nothing computed)."""
+    from .._budget import BUDGET_ENV
+
+    saved = os.environ.get(BUDGET_ENV)
+    try:
+        return _main(argv)
+    finally:   # --memory-budget holds for this run only (main may be called in-process)
+        if saved is None:
+            os.environ.pop(BUDGET_ENV, None)
+        else:
+            os.environ[BUDGET_ENV] = saved
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        _apply_budget(getattr(args, "memory_budget", None))
         from . import _commands  # deferred: `--help` and bad arguments need no scipy/pgmpy
 
         result = getattr(_commands, args.command)(args)
@@ -106,6 +124,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as err:  # e.g. an unreadable CSV
         print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
+
+
+def _apply_budget(text: str | None) -> None:
+    """``--memory-budget``: checked, then the process's global setting (the environment)."""
+    if text is not None:
+        from .._budget import BUDGET_ENV, memory_budget  # deferred like the commands
+
+        os.environ[BUDGET_ENV] = str(memory_budget(text))
 
 
 def _print(result: dict, as_json: bool) -> None:

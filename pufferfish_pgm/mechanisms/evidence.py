@@ -126,6 +126,9 @@ class QuiltEvidence(Evidence):
     skipped_quilts : mapping node -> int
         Networks: candidate quilts left out because their joint table exceeds
         ``max_quilt_states``; empty for chains.
+    over_budget_quilts : mapping node -> int
+        Networks: candidate quilts left out because computing their influence needs an
+        inference table above the memory budget; empty for chains.
     cut_candidates : tuple
         Networks: nodes whose candidate list was cut at ``max_candidates``.
     pi_min : float or None
@@ -152,6 +155,7 @@ class QuiltEvidence(Evidence):
     planner: str
     truncated_nodes: int = 0
     skipped_quilts: Mapping[Hashable, int] = field(default_factory=dict)
+    over_budget_quilts: Mapping[Hashable, int] = field(default_factory=dict)
     cut_candidates: tuple = ()
     pi_min: float | None = None
     eigengap: float | None = None

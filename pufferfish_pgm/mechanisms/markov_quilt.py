@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._budget import memory_budget
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..queries import Query
@@ -69,6 +70,11 @@ class MarkovQuiltMechanism(Mechanism):
     max_window : int, default 2048
         Chains: largest quilt distance searched. Nodes whose optimum cannot be proven within
         it keep the best σ found (still valid) and are counted as ``truncated``.
+    memory_budget : int, float or str, optional
+        Networks: the most one inference table may take (bytes, or e.g. ``"2GB"``); quilts
+        whose influence needs more are skipped (counted in
+        ``Calibration.evidence.over_budget_quilts``). Default: the environment variable
+        ``PUFFERFISH_PGM_MEMORY_BUDGET``, else a quarter of the free memory.
 
     Notes
     -----
@@ -94,11 +100,14 @@ class MarkovQuiltMechanism(Mechanism):
     extra_quilts: Mapping | None = None
     max_candidates: int = 20_000
     max_window: int = 2048
+    memory_budget: int | float | str | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in ("max_quilt_states", "max_candidates", "max_window"):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
+        if self.memory_budget is not None:
+            memory_budget(self.memory_budget)   # a clear error now, not at calibration
         if self.extra_quilts is not None and not isinstance(self.extra_quilts, Mapping):
             raise ParameterTypeError(
                 f"extra_quilts must be a dict node -> iterable of quilts, got "
@@ -116,13 +125,15 @@ class MarkovQuiltMechanism(Mechanism):
                 **_worst(chain, chain.sigma, _trivial(chain))))
         result = plan_network(framework, query, self.epsilon,
                               max_quilt_states=self.max_quilt_states,
-                              extra_quilts=self.extra_quilts, max_candidates=self.max_candidates)
+                              extra_quilts=self.extra_quilts, max_candidates=self.max_candidates,
+                              memory_budget=self.memory_budget)
         entries: tuple[PlanEntry, ...] = result.entries
         sigmas = np.array([e.sigma for e in entries])
         trivial = np.array([e.trivial for e in entries], dtype=bool)
         return _calibration(self, framework, query, entries, QuiltEvidence(
             lipschitz=lipschitz, planner="network", skipped_quilts=result.skipped,
-            cut_candidates=result.cut, **_worst(entries, sigmas, trivial)))
+            over_budget_quilts=result.over_budget, cut_candidates=result.cut,
+            **_worst(entries, sigmas, trivial)))
 
 
 def _trivial(plan: ChainPlan) -> np.ndarray:
