@@ -118,11 +118,11 @@ def describe_bytes(size: float) -> str:
     Examples
     --------
     >>> describe_bytes(3 * 2**30), describe_bytes(512)
-    ('3.0 GiB', '512 B')
+    ('3.00 GiB', '512 B')
     """
     for unit, step in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if size >= step:
-            return f"{size / step:.1f} {unit}"
+            return f"{size / step:.2f} {unit}"
     return f"{int(size)} B"
 
 

@@ -70,7 +70,7 @@ def test_the_address_space_limit_caps_the_default(monkeypatch) -> None:
 
 def test_check_allocation_names_what_and_how_to_raise_it() -> None:
     check_allocation(10, budget=10, what="x")          # equal is allowed
-    with pytest.raises(LimitExceededError, match=r"the table T needs 1\.0 KiB.*"
+    with pytest.raises(LimitExceededError, match=r"the table T needs 1\.00 KiB.*"
                                                  r"PUFFERFISH_PGM_MEMORY_BUDGET"):
         check_allocation(1024, budget=1000, what="the table T")
 

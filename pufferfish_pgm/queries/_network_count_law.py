@@ -20,6 +20,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,18 +102,40 @@ def network_log_joint(bn: BayesianNetworkScenario, weights: dict, codes: dict,
 _LIVE_TABLES = 3
 
 
-def _schedule(tables: NetworkTables, index: NetworkIndex, requisite: frozenset, width: int,
-              budget: int | float | str | None) -> tuple:
-    """The elimination order, after checking its largest table (times the count axis)."""
+def _peak(tables: NetworkTables, order: tuple, requisite: frozenset,
+          widths: dict) -> tuple[int, object]:
+    """Cells of the largest product (count axis included) of eliminating ``order``.
+
+    A factor's count axis is as long as the counts its nodes can add up to: multiplying
+    factors of widths w_1..w_n gives width w_1 + ... + w_n - (n - 1).
+    """
+    states = tables.states
+    factors = [(frozenset((v, *tables.parents[v])), widths.get(v, 1)) for v in requisite]
+    peak, culprit = 1, None
+    for x in order:
+        touching = [f for f in factors if x in f[0]]
+        factors = [f for f in factors if x not in f[0]]
+        scope = frozenset().union(*(f[0] for f in touching))
+        width = sum(f[1] for f in touching) - len(touching) + 1
+        cells = math.prod(len(states[v]) for v in scope) * width
+        if cells > peak:
+            peak, culprit = cells, x
+        factors.append((scope - {x}, width))
+    return peak, culprit
+
+
+def _schedule(tables: NetworkTables, index: NetworkIndex, requisite: frozenset,
+              weights: dict, budget: int | float | str | None) -> tuple:
+    """The elimination order, after checking its largest product against the budget."""
     scopes = [(v, *tables.parents[v]) for v in requisite]
     dims = {v: len(tables.states[v]) for v in requisite}
-    order = schedule(scopes, keep=(), dims=dims, rank=index.order)
-    where = f"summing out {order.culprit!r}" if order.culprit is not None else "the result"
-    cells = order.peak_cells * max(dims.values(), default=1)   # the product still holds x
-    check_allocation(cells * width * 8 * _LIVE_TABLES, budget=budget,
+    order = schedule(scopes, keep=(), dims=dims, rank=index.order).order
+    widths = {v: int(w.max()) + 1 for v, w in weights.items()}
+    cells, culprit = _peak(tables, order, requisite, widths)
+    check_allocation(cells * 8 * _LIVE_TABLES, budget=budget,
                      what=f"the exact count law over {len(requisite)} requisite nodes "
-                          f"({where}: {cells:,} cells x {width} counts)")
-    return order.order
+                          f"(the product that sums out {culprit!r}: {cells:,} cells)")
+    return order
 
 
 def tables_log_joint(tables: NetworkTables, index: NetworkIndex, weights: dict,
@@ -126,7 +149,7 @@ def tables_log_joint(tables: NetworkTables, index: NetworkIndex, weights: dict,
     requisite = (frozenset().union(*(index.ancestors[v] for v in seeds)) if seeds
                  else frozenset())
     width = int(sum(int(w.max()) for w in weights.values())) + 1
-    order = _schedule(tables, index, requisite, width, budget)
+    order = _schedule(tables, index, requisite, weights, budget)
     factors = [_node_factor(tables, v, weights.get(v), codes.get(v)) for v in requisite]
     for x in order:
         touching = [f for f in factors if x in f.variables]
