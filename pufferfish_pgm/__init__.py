@@ -45,7 +45,7 @@ from .mechanisms.kantorovich import KantorovichMechanism
 from .mechanisms.markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
 from .mechanisms.wasserstein import WassersteinMechanism
 from .privacy_loss import AuditReport, audit, audit_releases
-from .queries import Count, Histogram, LinearQuery
+from .queries import Count, Histogram, LinearQuery, WindowedCount, WindowedHistogram
 from .quilts import PlanEntry, max_influence
 from .scenarios import (
     BayesianNetworkScenario,
@@ -111,6 +111,8 @@ __all__ = [
     "UnknownStateError",
     "Verification",
     "WassersteinMechanism",
+    "WindowedCount",
+    "WindowedHistogram",
     "audit",
     "audit_releases",
     "compile_secrets",

@@ -131,7 +131,7 @@ def test_release_is_the_shared_release_without_the_exact_answer(relative):
     rel = m.release(values, rng=np.random.default_rng(5))
     assert type(rel) is Release
     assert [f.name for f in dataclasses.fields(rel)] == [
-        "value", "scale", "epsilon", "mechanism", "query"
+        "value", "scale", "epsilon", "mechanism", "query", "coordinates"
     ]
     assert not hasattr(rel, "answer")
     exact = float(np.sum(np.log(values))) if relative else 42.5

@@ -14,7 +14,15 @@ import numpy as np
 from ..errors import CompositionError, InvalidParameterError
 from ..mechanisms import Calibration
 from ..mechanisms.blowfish import dependence_reason
-from ..queries import Histogram, Query, WeightedQuery
+from ..queries import (
+    Count,
+    Histogram,
+    Query,
+    WeightedQuery,
+    WindowedCount,
+    WindowedHistogram,
+    WindowedQuery,
+)
 from ..quilts import PlanEntry
 from ..scenarios import Scenario, ScenarioClass
 from ..secrets import Framework, NodeSecret
@@ -88,8 +96,8 @@ def full_range(query: Query, scenarios: ScenarioClass | Scenario) -> float:
     >>> full_range(LinearQuery({0: -1, 1: 2}), mc), full_range(Histogram(), mc)
     (9.0, 6.0)
     """
-    if isinstance(query, Histogram):
-        return 2.0 * len(query.node_list(scenarios))
+    if isinstance(query, (Histogram, WindowedQuery)):   # L1: each node moves it by at most L
+        return query.lipschitz_for(scenarios) * len(query.node_list(scenarios))
     weighted = _weighted(query)
     return float(sum(np.ptp(weighted.weights_of(scenarios, v))
                      for v in weighted.node_list(scenarios)))
@@ -125,9 +133,10 @@ def pair_range(query: Query, framework: Framework) -> float:
         v = p.first.node
         if v not in nodes:
             continue
-        if isinstance(query, Histogram):
+        if isinstance(query, (Histogram, WindowedHistogram)):
             return 2.0
-        row = _weighted(query).weights_of(cls, v)
+        scalar = Count(query.state) if isinstance(query, WindowedCount) else _weighted(query)
+        row = scalar.weights_of(cls, v)   # a windowed count moves in v's window only
         a, b = cls.state_index(v, p.first.state), cls.state_index(v, p.second.state)
         worst = max(worst, abs(float(row[a] - row[b])))
     return worst

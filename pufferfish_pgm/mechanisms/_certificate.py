@@ -39,9 +39,16 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CertificateError
+from ..errors import CertificateError, InvalidParameterError
 from ..privacy_loss import AuditReport
-from ..queries import Count, Histogram, LinearQuery, Query
+from ..queries import (
+    Count,
+    Histogram,
+    LinearQuery,
+    Query,
+    WindowedCount,
+    WindowedHistogram,
+)
 from ..scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario, ScenarioClass
 from ..secrets import Framework, JointSecret, NodeSecret, SecretPair
 from .evidence import AuditedEvidence, Evidence, WorstPair
@@ -177,14 +184,35 @@ def _query_json(query: Query) -> dict:
         return {"type": "LinearQuery", "nodes": nodes, "integer": query.integer,
                 "weights": [[_plain(s), _json(float(w) if not query.integer else int(w))]
                             for s, w in query.weights]}
+    if type(query) is WindowedCount:
+        return {"type": "WindowedCount", "state": _plain(query.state), "width": query.width}
+    if type(query) is WindowedHistogram:
+        return {"type": "WindowedHistogram", "width": query.width}
     raise CertificateError(f"cannot certify a {type(query).__name__} query; certificates "
-                           "describe Count, LinearQuery and Histogram")
+                           "describe Count, LinearQuery, Histogram and the windowed queries")
+
+
+def _windowed_from(doc: dict, cls: ScenarioClass) -> Query:
+    width = doc.get("width")
+    if isinstance(width, bool) or not isinstance(width, int):
+        raise CertificateError(f"the certificate's windowed query has width {width!r}; a "
+                               "window width is a whole number of slots")
+    try:
+        query: Query = (WindowedHistogram(width) if doc["type"] == "WindowedHistogram" else
+                        WindowedCount(_lookup(doc.get("state"), cls.states_of(cls.nodes[0]),
+                                              "state"), width))
+        query.lipschitz_for(cls)  # a width longer than the chain, or a network, fails here
+    except InvalidParameterError as err:
+        raise CertificateError(f"the certificate's query does not fit the model: {err}") from err
+    return query
 
 
 def _query_from(doc: Any, cls: ScenarioClass) -> Query:
+    if isinstance(doc, dict) and doc.get("type") in ("WindowedCount", "WindowedHistogram"):
+        return _windowed_from(doc, cls)
     if not isinstance(doc, dict) or doc.get("type") not in ("Count", "LinearQuery", "Histogram"):
-        raise CertificateError(f"the certificate's query {doc!r} is not a Count, LinearQuery "
-                               "or Histogram")
+        raise CertificateError(f"the certificate's query {doc!r} is not a Count, LinearQuery, "
+                               "Histogram or windowed query")
     nodes = doc.get("nodes")
     model_nodes = None if nodes is None else tuple(_lookup(v, cls.nodes, "node") for v in nodes)
     states = cls.states_of((model_nodes or cls.nodes)[0])

@@ -9,7 +9,8 @@ A :class:`Histogram` over a two-state space is the vector ``(N - c, c)`` of one 
 its L1 distances are twice those of ``c``, so these mechanisms treat it as ``c`` with the
 distance doubled. Histograms over three or more states need a transport plan between joint
 count vectors; the Wasserstein and Kantorovich mechanisms refuse them and point to the exact
-mechanism, which audits the joint vector.
+mechanism, which audits the joint vector. Windowed counts and histograms (one count per
+window) are refused for the same reason, naming the mechanisms that calibrate them.
 
 Examples
 --------
@@ -36,7 +37,7 @@ from ..errors import InvalidParameterError
 from ..privacy_loss._audit import coverage_note
 from ..privacy_loss._bisection import group_w_infinity
 from ..privacy_loss._pair_rows import MAX_GRID, Group, build_groups, refuse_any_start
-from ..queries import Count, Histogram, Query
+from ..queries import Count, Histogram, Query, WindowedQuery
 from ..secrets import Framework, SecretPair
 
 __all__ = ["PairLayout", "PairValue", "scalar_view"]
@@ -66,6 +67,14 @@ def scalar_view(framework: Framework, query: Query, mechanism: str) -> tuple[Que
     >>> q.name, factor
     ('count(1)', 2.0)
     """
+    if isinstance(query, WindowedQuery):
+        raise InvalidParameterError(
+            f"the {mechanism} mechanism needs a transport plan between joint count vectors, "
+            f"which is implemented for one count only; {query.name} releases one count per "
+            "window. Use MarkovQuiltMechanism or GroupDPMechanism (one Laplace scale on every "
+            "coordinate, proven for vectors), or ExactLaplaceMechanism on small models (it "
+            "audits the joint vector exactly)"
+        )
     if not isinstance(query, Histogram):
         return query, 1.0
     bars = query.bars(framework.scenarios)

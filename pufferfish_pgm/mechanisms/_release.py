@@ -27,18 +27,18 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidDataError, LimitExceededError, ParameterTypeError
 from ..noise import check_confidence, noise_halfwidth
-from ..queries import Histogram, Query, WeightedQuery
+from ..queries import Histogram, Query, WeightedQuery, WindowedQuery
 from ..scenarios import Scenario, ScenarioClass, as_class
 from ..secrets import Framework
 
-__all__ = ["Release", "encode", "evaluate", "evaluate_codes"]
+__all__ = ["Release", "coordinate_names", "encode", "evaluate", "evaluate_codes"]
 
 
 def _is_table(data: Any) -> bool:
@@ -161,7 +161,8 @@ def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: tuple) -> np
 
 
 def evaluate(framework: Framework, query: Query, data: Any) -> np.ndarray:
-    """Exact answers of ``query`` on each user's record (no noise): shape (n,) or (n, bars)."""
+    """Exact answers of ``query`` on each user's record (no noise): shape (n,) or (n, d) for a
+    vector (d bars of a histogram, or the coordinates of a windowed query)."""
     codes, _ = encode(framework.scenarios, data)
     return evaluate_codes(framework.scenarios, query, codes)
 
@@ -170,6 +171,8 @@ def evaluate_codes(cls: ScenarioClass, query: Query, codes: np.ndarray) -> np.nd
     """Exact answers from already encoded state codes ``(n_users, n_nodes)``."""
     if isinstance(query, Histogram):
         return np.stack([evaluate_codes(cls, bar, codes) for bar in query.bars(cls)], axis=-1)
+    if isinstance(query, WindowedQuery):   # the parts' answers side by side, window by window
+        return query.answer_codes(cls, codes)
     if not isinstance(query, WeightedQuery):
         raise ParameterTypeError(f"cannot evaluate a {type(query).__name__}: a scalar query "
                                  "needs weights per node and state (weight_table)")
@@ -178,6 +181,23 @@ def evaluate_codes(cls: ScenarioClass, query: Query, codes: np.ndarray) -> np.nd
     weights = query.weight_table(cls)
     picked = np.take_along_axis(weights, codes[:, cols].T, axis=1).sum(axis=0)
     return picked.astype(np.int64) if query.integer else picked
+
+
+def coordinate_names(cls: ScenarioClass, query: Query) -> tuple[str, ...]:
+    """Names of the coordinates of a vector query's answer; ``()`` for a scalar query.
+
+    Examples
+    --------
+    >>> import pufferfish_pgm as pp
+    >>> mc = pp.MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3)
+    >>> coordinate_names(pp.ScenarioClass(mc), pp.WindowedCount(1, 2))
+    ('count(1)@[0,2)', 'count(1)@[2,3)')
+    """
+    if isinstance(query, WindowedQuery):
+        return query.coordinates(cls)
+    if isinstance(query, Histogram):
+        return tuple(bar.name for bar in query.bars(cls))
+    return ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -194,6 +214,9 @@ class Release:
         The privacy parameter of the calibration.
     mechanism, query : str
         Names of the mechanism and the released statistic.
+    coordinates : tuple of str
+        Names of a vector's coordinates (the last axis of ``value``): a histogram's bars,
+        ``'count(walk)@[0,60)'`` per window of a windowed query; empty for a scalar.
 
     The noise is read from the type of ``value``, exactly as
     :func:`~pufferfish_pgm.noise.add_noise` chose it: integers carry exact discrete Laplace
@@ -213,6 +236,7 @@ class Release:
     epsilon: float
     mechanism: str
     query: str
+    coordinates: tuple[str, ...] = field(default=(), repr=False)
 
     def interval(self, confidence: float = 0.95, *, simultaneous: bool = False) -> tuple[Any, Any]:
         """``(low, high)`` around :attr:`value` that holds the true answer with probability at

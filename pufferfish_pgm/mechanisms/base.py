@@ -20,7 +20,7 @@ from ..quilts import PlanEntry
 from ..scenarios import Scenario, ScenarioClass
 from ..secrets import Framework
 from . import _certificate
-from ._release import Release, encode, evaluate, evaluate_codes
+from ._release import Release, coordinate_names, encode, evaluate, evaluate_codes
 from .evidence import Evidence, EvidenceT
 
 __all__ = ["Calibration", "Mechanism"]
@@ -101,7 +101,8 @@ class Calibration(Generic[EvidenceT]):
             noisy = add_noise(answers, self.scale, rng=rng,
                               sensitivity=self.query.lipschitz_for(cls))
         return Release(value=noisy, scale=self.scale, epsilon=self.epsilon,
-                       mechanism=self.mechanism, query=self.query.name)
+                       mechanism=self.mechanism, query=self.query.name,
+                       coordinates=coordinate_names(cls, self.query))
 
     def to_json(self, *, mechanism: Mechanism | None = None) -> str:
         """This calibration as a versioned, fingerprinted JSON certificate.

@@ -10,13 +10,13 @@ recursions, in log space so that no tail mass is lost). This is the theorem behi
 :func:`pufferfish_pgm.privacy_loss.laplace_pair_epsilon`; the audit applies it to all pairs at
 once as arrays.
 
-Vector releases (a :class:`Histogram`, or several releases audited jointly with
-:func:`audit_releases`) add independent Laplace noise to each coordinate. Fixing all other
-coordinates, the ratio is again monotone between grid values of one coordinate, so the
-supremum sits on the product grid of the coordinates' support values; the audit evaluates the
-joint density there (one recursion per axis). That grid grows as the product of the
-coordinates' ranges, so vector audits are for small models (:class:`LimitExceededError`
-beyond ``max_grid`` cells).
+Vector releases (a :class:`Histogram`, a windowed count or histogram, or several releases
+audited jointly with :func:`audit_releases`) add independent Laplace noise to each
+coordinate. Fixing all other coordinates, the ratio is again monotone between grid values of
+one coordinate, so the supremum sits on the product grid of the coordinates' support values;
+the audit evaluates the joint density there (one recursion per axis). That grid grows as the
+product of the coordinates' ranges, so vector audits are for small models
+(:class:`LimitExceededError` beyond ``max_grid`` cells).
 
 Discrete Laplace noise on integer answers gives the same realised ε (the support points are
 integers and the ratio is monotone between them).
@@ -46,7 +46,7 @@ import numpy as np
 
 from .._validation import positive_finite
 from ..errors import InvalidParameterError, ParameterTypeError
-from ..queries import Histogram
+from ..queries import Histogram, WindowedQuery
 from ..scenarios import MarkovChainScenario
 from ._pair_rows import MAX_GRID, Group, build_groups
 
@@ -120,7 +120,8 @@ def release_layout(framework: Any, query: Any) -> tuple[list, np.ndarray, np.nda
     """Engine queries and the map to released coordinates for one query.
 
     A Count or LinearQuery is one coordinate. A Histogram is its bars; the last bar is
-    ``len(nodes) - Σ other bars``, so only the others are computed jointly.
+    ``len(nodes) - Σ other bars``, so only the others are computed jointly. A windowed query
+    is its per-window parts (Counts or Histograms) laid out one after the other.
 
     Examples
     --------
@@ -131,6 +132,9 @@ def release_layout(framework: Any, query: Any) -> tuple[list, np.ndarray, np.nda
     >>> m.tolist(), s.tolist(), names
     ([[1], [-1]], [0, 4], ['count(0)', 'count(1)'])
     """
+    if isinstance(query, WindowedQuery):
+        engine, matrix, shift, _ = _joint_layout(framework, query.parts(framework.scenarios))
+        return engine, matrix, shift, list(query.coordinates(framework.scenarios))
     if isinstance(query, Histogram):
         bars = list(query.bars(framework.scenarios))
         d = len(bars)
@@ -140,7 +144,8 @@ def release_layout(framework: Any, query: Any) -> tuple[list, np.ndarray, np.nda
         return bars[:-1], matrix, shift, [b.name for b in bars]
     if not hasattr(query, "weights"):
         raise ParameterTypeError(
-            f"expected a Count, LinearQuery or Histogram, got {type(query).__name__}"
+            f"expected a Count, LinearQuery, Histogram or windowed query, got "
+            f"{type(query).__name__}"
         )
     return [query], np.ones((1, 1), np.int64), np.zeros(1, np.int64), [query.name]
 
@@ -205,7 +210,7 @@ def audit_releases(framework: Any, releases: Sequence, *, discrete: bool = False
     framework : Framework
         Scenarios and discriminative pairs.
     releases : sequence of (query, scale)
-        Each query (Count, LinearQuery or Histogram) is released with independent
+        Each query (Count, LinearQuery, Histogram or windowed) is released with independent
         Laplace(scale) noise on each of its coordinates, all on the same data.
     discrete : bool
         Discrete Laplace noise on the integers (same realised ε; see the module notes).

@@ -1,6 +1,6 @@
-"""Queries (counts, integer linear queries, histograms) and their exact laws given a secret
-(DESIGN §3.6): forward–backward with a count axis on chains, variable elimination with
-polynomial factors on networks, all in log space.
+"""Queries (counts, integer linear queries, histograms, windowed counts and histograms) and
+their exact laws given a secret (DESIGN §3.6): forward–backward with a count axis on chains,
+variable elimination with polynomial factors on networks, all in log space.
 """
 
 from ._laws import (
@@ -13,6 +13,7 @@ from ._laws import (
     query_log_pmf,
 )
 from ._queries import Count, Histogram, LinearQuery, Query, WeightedQuery
+from ._windowed import WindowedCount, WindowedHistogram, WindowedQuery
 
 __all__ = [
     "Count",
@@ -22,6 +23,9 @@ __all__ = [
     "LinearQuery",
     "Query",
     "WeightedQuery",
+    "WindowedCount",
+    "WindowedHistogram",
+    "WindowedQuery",
     "fixed_start_variants",
     "joint_query_log_pmf",
     "log_joint_engine",
