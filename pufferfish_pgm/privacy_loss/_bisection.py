@@ -43,7 +43,7 @@ from ..distributions._w_infinity import (
     _w_infinity_logits,
 )
 from ..errors import InvalidParameterError, ParameterTypeError
-from ._pair_rows import Group
+from ._pair_rows import CHUNK_CELLS, Group
 
 __all__ = [
     "exact_laplace_scale",
@@ -62,13 +62,17 @@ NOISELESS_MARGIN = 1e-9
 def pair_noiseless(group: Group) -> np.ndarray:
     """Per pair, the loss of releasing F itself: ``max |log μ_a(x)/μ_b(x)|``, ``inf`` where
     the supports differ. The limit of the realised ε as the scale tends to 0."""
-    a, b = group.rows[group.first], group.rows[group.second]
-    a, b = a.reshape(a.shape[0], -1), b.reshape(b.shape[0], -1)
-    fa, fb = np.isfinite(a), np.isfinite(b)
-    with np.errstate(invalid="ignore"):
-        gap = np.where(fa & fb, np.abs(a - b), 0.0)
-    out = gap.max(axis=1, initial=0.0)
-    return np.where((fa != fb).any(axis=1), np.inf, out)
+    rows = group.rows.reshape(group.rows.shape[0], -1)
+    out = np.empty(len(group.first))
+    step = max(1, CHUNK_CELLS // max(rows.shape[1], 1))
+    for lo in range(0, out.size, step):    # chunks of pairs: bounded temporaries
+        a, b = rows[group.first[lo:lo + step]], rows[group.second[lo:lo + step]]
+        fa, fb = np.isfinite(a), np.isfinite(b)
+        with np.errstate(invalid="ignore"):
+            gap = np.where(fa & fb, np.abs(a - b), 0.0)
+        out[lo:lo + step] = np.where((fa != fb).any(axis=1), np.inf,
+                                     gap.max(axis=1, initial=0.0))
+    return out
 
 
 def noiseless_epsilon(groups: Sequence[Group]) -> float:
@@ -256,4 +260,10 @@ def exact_laplace_scale(
 def group_w_infinity(group: Group) -> np.ndarray:
     """Exact W∞ of every pair of a scalar group (CDFs computed once per distinct row)."""
     logits = _logit_cdf(group.rows)
-    return _w_infinity_logits(group.grids[0], logits[group.first], logits[group.second])
+    out = np.empty(len(group.first))
+    step = max(1, CHUNK_CELLS // max(logits.shape[1], 1))
+    for lo in range(0, out.size, step):    # chunks of pairs: bounded temporaries
+        part = slice(lo, lo + step)
+        out[part] = _w_infinity_logits(group.grids[0], logits[group.first[part]],
+                                       logits[group.second[part]])
+    return out

@@ -44,12 +44,16 @@ __all__ = ["Group", "build_groups", "MAX_GRID", "refuse_any_start"]
 
 #: Default cap on the cells of one group's rows (rows × grid points).
 MAX_GRID = 50_000_000
+#: Cells of the per-pair temporaries handled at once (pairs × grid points).
+CHUNK_CELLS = 1 << 22
 
 
-def _rows_on_grid(raw: list[np.ndarray], packed: PackedWeights, matrix: np.ndarray,
+def _rows_on_grid(stacked: np.ndarray, packed: PackedWeights, matrix: np.ndarray,
                   shift: np.ndarray, max_grid: int) -> tuple[tuple, np.ndarray]:
-    """Place packed log-mass vectors on per-coordinate grids: coords = matrix @ q + shift."""
-    stacked = np.array(raw)
+    """Place packed log-mass rows on per-coordinate grids: coords = matrix @ q + shift.
+
+    In the usual scalar case (every packed value is its own grid point, in order) the rows
+    are ``stacked`` itself, not a copy."""
     where = np.flatnonzero(np.isfinite(stacked).any(axis=0))
     coords = packed.unpack(where) @ matrix.T + shift
     grids, index = [], []
@@ -57,20 +61,57 @@ def _rows_on_grid(raw: list[np.ndarray], packed: PackedWeights, matrix: np.ndarr
         grid, inv = np.unique(coords[:, j], return_inverse=True)
         grids.append(grid.astype(float))
         index.append(inv.ravel())
-    cells = len(raw) * int(np.prod([g.size for g in grids]))
+    cells = len(stacked) * int(np.prod([g.size for g in grids]))
     if cells > max_grid:
         raise LimitExceededError(
-            f"the joint grid of support points needs {cells:,} cells ({len(raw)} conditional "
-            f"distributions on a {' x '.join(str(g.size) for g in grids)} grid); the limit is "
-            f"max_grid={max_grid:,}: release fewer coordinates jointly or raise max_grid"
+            f"the joint grid of support points needs {cells:,} cells ({len(stacked)} "
+            f"conditional distributions on a {' x '.join(str(g.size) for g in grids)} grid); "
+            f"the limit is max_grid={max_grid:,}: release fewer coordinates jointly or raise "
+            "max_grid"
         )
-    rows = np.full((len(raw),) + tuple(g.size for g in grids), -np.inf)
     if len(grids) == 1 and np.all(np.diff(index[0]) == 1):
-        rows[:, :] = stacked[:, where]          # the usual scalar case: already in order
-    else:
-        target: Any = (slice(None), *index)  # ufunc.at takes tuple indices; numpy's hints don't
-        np.logaddexp.at(rows, target, stacked[:, where])
+        if where.size == stacked.shape[1]:
+            return tuple(grids), stacked        # already in order, every column used
+        return tuple(grids), stacked[:, where]
+    rows = np.full((len(stacked),) + tuple(g.size for g in grids), -np.inf)
+    target: Any = (slice(None), *index)  # ufunc.at takes tuple indices; numpy's hints don't
+    np.logaddexp.at(rows, target, stacked[:, where])
     return tuple(grids), rows
+
+
+def _secret_slots(variant: Scenario, framework: Framework) -> tuple[list[dict], list[tuple]]:
+    """The distinct secrets' evidence codes, and for each pair the slots of its two secrets."""
+    keys: dict[tuple, int] = {}
+    wanted: list[dict] = []
+    slots = []
+    for pair in framework.pairs:
+        both = []
+        for secret in (pair.first, pair.second):
+            codes = {variant.check_node(n): variant.state_index(n, s)
+                     for n, s in secret.evidence.items()}
+            key = tuple(sorted(codes.items(), key=repr))
+            if key not in keys:
+                keys[key] = len(wanted)
+                wanted.append(codes)
+            both.append(keys[key])
+        slots.append(tuple(both))
+    return wanted, slots
+
+
+def _normalised_rows(engine: Any, wanted: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """Every secret's conditional log masses as one array (filled in place), and which
+    secrets are possible (probability > 0)."""
+    stacked: np.ndarray | None = None
+    possible = np.zeros(len(wanted), dtype=bool)
+    for i, log_joint in engine.secret_log_joints(wanted):
+        if stacked is None:
+            stacked = np.full((len(wanted), log_joint.size), -np.inf)
+        total = float(logsumexp(log_joint))
+        if np.isfinite(total):
+            stacked[i] = log_joint - total
+            possible[i] = True
+    assert stacked is not None
+    return stacked, possible
 
 
 def _variant_group(theta: int, variant: Scenario, framework: Framework, packed: PackedWeights,
@@ -78,37 +119,23 @@ def _variant_group(theta: int, variant: Scenario, framework: Framework, packed: 
                    skipped: list[SkippedPair], possible: set) -> Group | None:
     """One group; a pair is skipped where a secret has probability 0 (the compiler's rule,
     with the probabilities read off the engine's totals instead of separate queries)."""
-    engine = log_joint_engine(variant, packed)
-    keys: dict[tuple, int] = {}
-    raw: list[np.ndarray] = []
+    wanted, slots = _secret_slots(variant, framework)
+    stacked, ok = _normalised_rows(log_joint_engine(variant, packed), wanted)
     first: list[int] = []
     second: list[int] = []
     pairs: list[SecretPair] = []
-    for pair in framework.pairs:
-        slots = []
-        for secret in (pair.first, pair.second):
-            codes = {variant.check_node(n): variant.state_index(n, s)
-                     for n, s in secret.evidence.items()}
-            key = tuple(sorted(codes.items(), key=repr))
-            if key not in keys:
-                log_joint = engine.log_joint(codes)
-                total = float(logsumexp(log_joint))
-                keys[key] = len(raw) if np.isfinite(total) else -1
-                if np.isfinite(total):
-                    raw.append(log_joint - total)
-            if keys[key] >= 0:
-                possible.add(secret)
-            slots.append(keys[key])
-        if min(slots) < 0:
-            zero = pair.first if slots[0] < 0 else pair.second
+    for pair, (i, j) in zip(framework.pairs, slots, strict=True):
+        possible.update(s for s, k in ((pair.first, i), (pair.second, j)) if ok[k])
+        if not (ok[i] and ok[j]):
+            zero = pair.first if not ok[i] else pair.second
             skipped.append(SkippedPair(pair, theta, f"P({zero}) = 0 under {variant.name!r}"))
             continue
-        first.append(slots[0])
-        second.append(slots[1])
+        first.append(i)
+        second.append(j)
         pairs.append(pair)
     if not pairs:
         return None
-    grids, rows = _rows_on_grid(raw, packed, *layout, max_grid)
+    grids, rows = _rows_on_grid(stacked, packed, *layout, max_grid)
     return Group(theta, variant.name, grids, rows, np.array(first), np.array(second),
                  tuple(pairs))
 
@@ -215,8 +242,18 @@ class Group:
                                   return_inverse=True)
         dens = self.log_densities(scales, used).reshape(used.size, -1)
         a, b = inverse[:pick.size], inverse[pick.size:]
+        eps, where = np.empty(pick.size), np.empty(pick.size, dtype=np.int64)
+        step = max(1, CHUNK_CELLS // max(dens.shape[1], 1))
+        for lo in range(0, pick.size, step):   # chunks of pairs: bounded temporaries
+            part = slice(lo, lo + step)
+            eps[part], where[part] = self._largest_gap(dens[a[part]], dens[b[part]],
+                                                       pick[part])
+        return eps, where
+
+    def _largest_gap(self, da: np.ndarray, db: np.ndarray,
+                     pick: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         with np.errstate(invalid="ignore"):
-            gap = np.abs(dens[a] - dens[b])
+            gap = np.abs(da - db)
         scalar = len(self.grids) == 1
         gap = np.where(np.isnan(gap), 0.0 if scalar else np.inf, gap)   # 0/0: both underflow
         if scalar and np.isinf(gap).any():   # only at absurd scales: compare mass points only

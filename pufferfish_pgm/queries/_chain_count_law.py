@@ -21,6 +21,8 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
+
 import numpy as np
 
 from ..distributions._log_space import log_convolve, logsumexp
@@ -123,6 +125,38 @@ class ChainCountTables:
         head = self._alpha[t, state, :int(self.prefix[t]) + 1]
         tail = self._beta[t, state, :self.width - int(self.prefix[t])]
         return log_convolve(head, tail)[:self.width]
+
+    def forward_rows(self) -> list[np.ndarray]:
+        """α as a list over t of arrays (k, prefix_t + 1): only the counts reachable by t,
+        about half of :meth:`forward`'s table."""
+        out = []
+        first = np.full((self.k, 1), -np.inf)
+        first[:, 0] = self.log_q0
+        out.append(_shift_rows(first, self.weights[0], int(self.prefix[0]) + 1))
+        for t in range(1, self.length):
+            moved = _step(self.log_p, out[-1])
+            out.append(_shift_rows(moved, self.weights[t], int(self.prefix[t]) + 1))
+        return out
+
+    def stream_secret_log_joints(self, wanted: Mapping[int, Sequence[int]]
+                                 ) -> Iterator[tuple[int, int, np.ndarray]]:
+        """``(t, state, log P(F = c, X_t = state))`` for every wanted (t, state), t descending.
+
+        One forward pass is kept (:meth:`forward_rows`); the backward table is never stored:
+        β_t is advanced step by step and combined with α_t as it goes. Nothing is cached, so
+        the memory is the forward rows plus one β row.
+        """
+        alpha = self.forward_rows()
+        total = int(self.prefix[-1])
+        beta = np.full((self.k, 1), -np.inf)
+        beta[:, 0] = 0.0
+        for t in range(self.length - 1, -1, -1):
+            if t < self.length - 1:
+                n = total - int(self.prefix[t]) + 1      # range of Σ_{u>t}
+                beta = _step(self.log_p.T, _shift_rows(beta, self.weights[t + 1], n))
+            for state in wanted.get(t, ()):
+                yield t, state, log_convolve(alpha[t][state], beta[state])[:self.width]
+            alpha[t] = alpha[t][:0]   # no longer needed: free it as we go
 
     def evidence_log_joint(self, mask: dict) -> np.ndarray:
         """``log P(F = c, evidence)`` for evidence ``mask`` (step -> state index)."""

@@ -1,0 +1,118 @@
+"""Real sizes (issue "Real sizes"): time and peak memory of the large workloads.
+
+Each case runs in a fresh child process (so its peak resident memory is its own), optionally
+under an address-space cap, and prints one line: seconds, peak RSS, and the figure that says
+what was computed (a scale, σ_max, or the error that refused it).
+
+Cases:
+
+* ``exact-1440``: global exact calibration, chain T = 1,440 (a day of minutes), k = 10,
+  |Θ| = 4 random chains (stationary starts), every pair on every node, count of state 1.
+* ``exact-4320``, ``exact-10080``: the same at three days and a week of minutes.
+* ``mqm-<network>``: MQM with secrets on every node of a real network, count of its most
+  common state over the nodes that have it (win95pts, hepar2, andes).
+* ``exact-andes-1``: the exact count law on andes given one secret (per-secret cost).
+
+Run: ``python benchmarks/bench_scale.py [CASE ...] [--cap-gb 6]`` (default: every case).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "models-real"
+CASES = ["exact-1440", "exact-4320", "exact-10080", "mqm-win95pts", "mqm-hepar2", "mqm-andes",
+         "exact-andes-1"]
+
+
+def _chain_framework(length: int, k: int = 10, n: int = 4):
+    import numpy as np
+
+    import pufferfish_pgm as pp
+
+    rng = np.random.default_rng(0)
+    chains = [pp.MarkovChainScenario(rng.dirichlet(np.full(k, 2.0), size=k), "stationary",
+                                     length, name=f"theta{i}") for i in range(n)]
+    return pp.Framework(pp.ScenarioClass(chains))
+
+
+def _network(name: str):
+    import pufferfish_pgm as pp
+
+    bn = pp.BayesianNetworkScenario.from_file(SHARED / f"{name}.bif")
+    state = Counter(s for v in bn.nodes for s in bn.states_of(v)).most_common(1)[0][0]
+    return bn, pp.Count(state, [v for v in bn.nodes if state in bn.states_of(v)])
+
+
+def run_case(case: str) -> str:
+    import pufferfish_pgm as pp
+
+    if case.startswith("exact-") and case[6:].isdigit():
+        fw = _chain_framework(int(case[6:]))
+        cal = pp.ExactLaplaceMechanism(epsilon=1.0, max_grid=10**10).calibrate(fw, pp.Count(1))
+        ev = cal.evidence
+        return (f"scale {cal.scale:.6f}, Wasserstein {ev.wasserstein_scale:.6f}, audit "
+                f"{ev.audit.epsilon:.9f}, {ev.bisection_steps} evaluations")
+    if case.startswith("mqm-"):
+        bn, query = _network(case[4:])
+        cal = pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(pp.Framework(bn), query)
+        ev = cal.evidence
+        return (f"{len(bn.nodes)} nodes, sigma_max {ev.sigma_max:.3f} (group DP "
+                f"{len(query.nodes)}), skipped {sum(ev.skipped_quilts.values())}, over budget "
+                f"{sum(ev.over_budget_quilts.values())}")
+    if case == "exact-andes-1":
+        from pufferfish_pgm.queries import query_log_pmf
+
+        bn, query = _network("andes")
+        v = bn.nodes[0]
+        pmf = query_log_pmf(bn, query, {v: bn.states_of(v)[0]})
+        return f"one secret ({v}), {pmf.log_mass.size} counts"
+    raise SystemExit(f"unknown case {case!r}; choose from {CASES}")
+
+
+def child(case: str, cap_gb: float | None) -> None:
+    if cap_gb:
+        cap = int(cap_gb * 10**9)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    start = time.perf_counter()
+    try:
+        what = run_case(case)
+    except Exception as err:  # noqa: BLE001 - the figure to report is the refusal itself
+        what = f"{type(err).__name__}: {str(err)[:160]}"
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(json.dumps({"case": case, "seconds": seconds, "peak_gib": peak, "what": what}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cases", nargs="*", default=CASES)
+    parser.add_argument("--cap-gb", type=float, help="address-space cap of each case (ulimit -v)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.cap_gb)
+        return
+    for case in args.cases:
+        cmd = [sys.executable, __file__, "--child", case]
+        if args.cap_gb:
+            cmd += ["--cap-gb", str(args.cap_gb)]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            print(f"{case:<16} failed: {done.stderr.strip().splitlines()[-1:]}")
+            continue
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"{case:<16} {row['seconds']:8.1f} s  {row['peak_gib']:6.2f} GiB  {row['what']}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
