@@ -40,6 +40,7 @@ from .mechanisms.baselines import EntryDPMechanism, GroupDPMechanism
 from .mechanisms.blowfish import BlowfishLaplaceMechanism, policy_sensitivity
 from .mechanisms.continuous import ContinuousSumMechanism
 from .mechanisms.exact import ExactLaplaceMechanism
+from .mechanisms.exact_quilt import ExactQuiltMechanism
 from .mechanisms.geo import PlanarLaplaceMechanism
 from .mechanisms.kantorovich import KantorovichMechanism
 from .mechanisms.markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
@@ -79,6 +80,7 @@ __all__ = [
     "Count",
     "EntryDPMechanism",
     "ExactLaplaceMechanism",
+    "ExactQuiltMechanism",
     "Framework",
     "GroupDPMechanism",
     "Histogram",

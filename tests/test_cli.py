@@ -291,3 +291,11 @@ def test_version(capsys):
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"pufferfish_pgm {pufferfish_pgm.__version__}"
+
+
+def test_calibrate_with_the_exact_quilt_mechanism(capsys):
+    code, out, err = run(capsys, "calibrate", *SMALL, "--mechanism", "exact-quilt", "--json")
+    assert code == 0, err
+    quilt = json.loads(out)["scale"]
+    code, out, _ = run(capsys, "calibrate", *SMALL, "--mechanism", "mqm", "--json")
+    assert 0 < quilt <= json.loads(out)["scale"]   # never noisier than MQM

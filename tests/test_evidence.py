@@ -20,10 +20,11 @@ from pufferfish_pgm.mechanisms import (
     Evidence,
     EvidenceKeyError,
     ExactEvidence,
+    ExactQuiltEvidence,
     QuiltEvidence,
     WorstPair,
 )
-from pufferfish_pgm.mechanisms._registry import MECHANISM_ORDER, mechanism
+from pufferfish_pgm.mechanisms._registry import EXTRA_NAMES, MECHANISM_ORDER, mechanism
 from pufferfish_pgm.queries import Count, Histogram, LinearQuery, Query, WeightedQuery
 from pufferfish_pgm.scenarios import MarkovChainScenario
 from pufferfish_pgm.secrets import Framework
@@ -32,7 +33,8 @@ CHAIN = MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 5)
 IID = MarkovChainScenario([[0.7, 0.3], [0.7, 0.3]], "stationary", 4)
 FAMILY = {"entry": BaselineEvidence, "group": BaselineEvidence, "mqm": QuiltEvidence,
           "wasserstein": DistanceEvidence, "kantorovich": DistanceEvidence,
-          "kantorovich-relaxed": DistanceEvidence, "exact": ExactEvidence}
+          "kantorovich-relaxed": DistanceEvidence, "exact": ExactEvidence,
+          "exact-quilt": ExactQuiltEvidence}
 RECORDS = [QuiltEvidence, ExactEvidence, DistanceEvidence, BaselineEvidence, BlowfishEvidence,
            AuditedEvidence, WorstPair]
 
@@ -40,7 +42,8 @@ RECORDS = [QuiltEvidence, ExactEvidence, DistanceEvidence, BaselineEvidence, Blo
 @pytest.fixture(scope="module")
 def calibrations() -> dict[str, Calibration]:
     fw = Framework(CHAIN)
-    out = {name: mechanism(name, 1.0).calibrate(fw, Count(1)) for name in MECHANISM_ORDER}
+    out = {name: mechanism(name, 1.0).calibrate(fw, Count(1))
+           for name in MECHANISM_ORDER + EXTRA_NAMES}
     out["mqm-approx"] = pp.MQMApproxMechanism(epsilon=1.0).calibrate(fw, Count(1))
     out["blowfish"] = pp.BlowfishLaplaceMechanism(epsilon=1.0).calibrate(Framework(IID),
                                                                           Count(1))
@@ -48,7 +51,7 @@ def calibrations() -> dict[str, Calibration]:
 
 
 def test_every_registered_mechanism_has_a_record_for_its_family(calibrations) -> None:
-    assert set(FAMILY) == set(MECHANISM_ORDER)
+    assert set(FAMILY) == set(MECHANISM_ORDER) | set(EXTRA_NAMES)
     for name, family in FAMILY.items():
         assert type(calibrations[name].evidence) is family, name
     assert type(calibrations["mqm-approx"].evidence) is QuiltEvidence

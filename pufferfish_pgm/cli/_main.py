@@ -19,8 +19,8 @@ from ..errors import PufferfishError
 
 __all__ = ["main", "run"]
 
-MECHANISMS = ("mqm", "group", "entry", "wasserstein", "kantorovich", "kantorovich-relaxed",
-              "exact")
+MECHANISMS = ("mqm", "group", "entry", "exact-quilt", "wasserstein", "kantorovich",
+              "kantorovich-relaxed", "exact")
 
 
 class _UsageError(PufferfishError, ValueError):

@@ -9,6 +9,7 @@ mechanism                   what it guarantees                                  
 MarkovQuiltMechanism        ε-Pufferfish by Markov quilts (Song et al. 2017)      markov_quilt
 MQMApproxMechanism          the same from π_min and the eigengap (chains)         markov_quilt
 ExactLaplaceMechanism       smallest Laplace scale the exact audit accepts        exact
+ExactQuiltMechanism         Markov quilts with exact nearby losses                exact_quilt
 WassersteinMechanism        W∞/ε (Song et al. 2017, §4)                           wasserstein
 KantorovichMechanism        Kantorovich / relaxed eq. 20 (seed 004, Appendix A)   kantorovich
 GroupDPMechanism            ε-DP for the whole record, so every Θ                 baselines
@@ -21,7 +22,8 @@ multiuser                   the multi-user theorems of seed 004                 
 
 Every ``calibrate`` returns a :class:`Calibration` whose ``evidence`` is a frozen record of
 :mod:`~pufferfish_pgm.mechanisms.evidence`: :class:`QuiltEvidence` (MQM, MQMApprox),
-:class:`ExactEvidence` (exact Laplace), :class:`DistanceEvidence` (Wasserstein, Kantorovich),
+:class:`ExactEvidence` (exact Laplace), :class:`ExactQuiltEvidence` (exact quilt),
+:class:`DistanceEvidence` (Wasserstein, Kantorovich),
 :class:`BaselineEvidence` (group and entry DP) or :class:`BlowfishEvidence`.
 """
 
@@ -41,10 +43,12 @@ from .evidence import (
     Evidence,
     EvidenceKeyError,
     ExactEvidence,
+    ExactQuiltEvidence,
     QuiltEvidence,
     WorstPair,
 )
 from .exact import ExactLaplaceMechanism
+from .exact_quilt import ExactQuiltMechanism
 from .geo import GeoRelease, PlanarLaplaceMechanism
 from .kantorovich import KantorovichMechanism
 from .markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
@@ -64,6 +68,8 @@ __all__ = [
     "EvidenceKeyError",
     "ExactEvidence",
     "ExactLaplaceMechanism",
+    "ExactQuiltEvidence",
+    "ExactQuiltMechanism",
     "GeoRelease",
     "GroupDPMechanism",
     "KantorovichMechanism",

@@ -11,6 +11,7 @@ class                   mechanisms                                   what it rec
 :class:`DistanceEvidence`  Wasserstein, Kantorovich (DESIGN §3.5)    W, worst pair, plan
 :class:`BaselineEvidence`  GroupDP, EntryDP (DESIGN §3.4)            L, σ and the formula
 :class:`BlowfishEvidence`  BlowfishLaplace (DESIGN §3.9)             sensitivity, edges
+:class:`ExactQuiltEvidence`  ExactQuilt (``docs/exact-quilt.md``)    MQM scale, worst quilt
 ======================  ===========================================  =========================
 
 Fields are typed attributes (``cal.evidence.sigma_max``). Reading by name also works
@@ -49,7 +50,8 @@ from ..secrets import SecretPair
 EvidenceT = TypeVar("EvidenceT", bound="Evidence", covariant=True)
 
 __all__ = ["AuditedEvidence", "BaselineEvidence", "BlowfishEvidence", "DistanceEvidence",
-           "Evidence", "EvidenceKeyError", "ExactEvidence", "QuiltEvidence", "WorstPair"]
+           "Evidence", "EvidenceKeyError", "ExactEvidence", "ExactQuiltEvidence", "QuiltEvidence",
+           "WorstPair"]
 
 
 class EvidenceKeyError(PufferfishError, KeyError):
@@ -159,6 +161,61 @@ class QuiltEvidence(Evidence):
     cut_candidates: tuple = ()
     pi_min: float | None = None
     eigengap: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactQuiltEvidence(Evidence):
+    """Why an exact quilt scale passes: every node has a quilt whose bound is <= ε there
+    (``docs/exact-quilt.md``).
+
+    Attributes
+    ----------
+    lipschitz : float
+        L, the most the query moves when one node changes.
+    mqm_scale : float
+        The Markov Quilt Mechanism's scale with the same settings: the upper end of the
+        search (it passes by theorem), so the calibrated scale is never larger.
+    worst_node : hashable or None
+        A secret node of the class that needs the calibrated scale.
+    worst_quilt : tuple
+        The quilt nodes of its best option (empty for the empty quilt or MQM's own bound).
+    classes : int
+        Node classes evaluated (nodes with the same bound share one).
+    evaluations : int
+        Exact loss evaluations (one per quilt and scale).
+    mqm_bound_nodes : int
+        Secret nodes whose best bound at the calibrated scale is MQM's e + n_N·L/λ.
+    window : int or None
+        Chains: the largest quilt distance and open-side length whose laws were computed.
+    skipped_quilts : mapping node -> int
+        Networks: candidate quilts left out for having more than ``max_quilt_assignments``
+        joint values.
+    cut_candidates : tuple
+        Networks: nodes whose candidate list was cut at ``max_candidates``.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.secrets import Framework
+    >>> from pufferfish_pgm.queries import Count
+    >>> from pufferfish_pgm.mechanisms import ExactQuiltMechanism
+    >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 30))
+    >>> cal = ExactQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1))
+    >>> ev = cal.evidence
+    >>> cal.scale <= ev.mqm_scale, ev.window, ev.skipped_quilts
+    (True, 29, {})
+    """
+
+    lipschitz: float
+    mqm_scale: float
+    worst_node: Hashable | None
+    worst_quilt: tuple
+    classes: int
+    evaluations: int
+    mqm_bound_nodes: int
+    window: int | None = None
+    skipped_quilts: Mapping[Hashable, int] = field(default_factory=dict)
+    cut_candidates: tuple = ()
 
 
 @dataclass(frozen=True, kw_only=True)

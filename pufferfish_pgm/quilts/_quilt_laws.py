@@ -1,0 +1,270 @@
+"""Exact count laws of the nearby block of a chain Markov quilt (``docs/exact-quilt.md``).
+
+For a secret node X_i, a quilt X_Q and a value x_Q of it, the exact quilt mechanism needs the
+law of the nearby part ``F_N = Σ_{t ∈ N} w(X_t)`` given ``(x_Q, X_i = s)`` and the log ratio
+``log P(x_Q | s) / P(x_Q | s')``. On a chain with transition P and integer weights w >= 0:
+
+* bridges ``G_a[u, v, c] = log P(Σ_{t=1}^{a-1} w(X_t) = c, X_a = v | X_0 = u)``, one table per
+  distance a, shared by every node (the chain is time-homogeneous);
+* starts ``H_i[s, c] = log P(X_i = s, Σ_{t<i} w(X_t) = c)`` (fixed initial law only) and ends
+  ``K_d[s, c] = log P(Σ_{t=1}^{d} w(X_t) = c | X_0 = s)``.
+
+A two-sided quilt {X_{i-a} = u, X_{i+b} = v} has nearby law ``G_a[u,s] ⊛ δ_{w(s)} ⊛ G_b[s,v]``
+(normalised): past and future of X_i are independent given X_i. One-sided quilts use H_i or
+K_d for the open side, the empty quilt both. Every table is a logarithm and every convolution
+is exact to relative precision (:func:`~pufferfish_pgm.distributions._log_space.log_convolve`,
+never FFT), because the loss of a Laplace release is often decided in the far tails.
+
+Examples
+--------
+>>> p = np.array([[0.9, 0.1], [0.2, 0.8]])
+>>> laws = ChainQuiltLaws([ChainBridges(p, np.array([2 / 3, 1 / 3]), np.array([0, 1]))],
+...                       np.array([[0, 1], [1, 0]]))
+>>> rows = laws.rows(("two", 1, 2))      # quilt {X_{i-1}, X_{i+2}}: nearby {X_i, X_{i+1}}
+>>> rows.grid.tolist(), rows.rows.shape[1]
+([0.0, 1.0, 2.0], 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..distributions._log_space import log_convolve, logsumexp
+
+__all__ = ["ChainBridges", "ChainQuiltLaws", "LINEAR_RANGE", "QuiltRows", "batch_log_convolve",
+           "log_advance"]
+
+
+def log_advance(table: np.ndarray, log_p: np.ndarray, weights: np.ndarray,
+                forward: bool = True) -> np.ndarray:
+    """One step of a count recursion in log space; the last two axes are (state, count).
+
+    Forward: ``out[.., v', c] = logsumexp_v table[.., v, c - w(v)] + log P[v, v']``.
+    Backward: ``out[.., v, c] = logsumexp_v' log P[v, v'] + table[.., v', c - w(v')]``.
+
+    Examples
+    --------
+    >>> start = np.array([[0.0], [-np.inf]])                 # X_0 = 0 surely, count 0
+    >>> step = log_advance(start, np.log([[0.5, 0.5], [0.5, 0.5]]), np.array([0, 1]))
+    >>> np.exp(step).tolist()                                  # X_1 = 0 or 1, count w(X_0) = 0
+    [[0.5, 0.0], [0.5, 0.0]]
+    """
+    k, width = table.shape[-2], table.shape[-1]
+    shifted = np.full(table.shape[:-1] + (width + int(weights.max()),), -np.inf)
+    for s in range(k):
+        shifted[..., s, weights[s]:weights[s] + width] = table[..., s, :]
+    if forward:
+        return logsumexp(shifted[..., :, None, :] + log_p[:, :, None], axis=-3)
+    return logsumexp(shifted[..., None, :, :] + log_p[:, :, None], axis=-2)
+
+
+class ChainBridges:
+    """Bridge, start and end tables of one chain (extended lazily, kept).
+
+    ``initial`` is the law of X_0, or None for ``initial="any"`` (then only ``start(0)``).
+    """
+
+    def __init__(self, transition: np.ndarray, initial: np.ndarray | None,
+                 weights: np.ndarray) -> None:
+        with np.errstate(divide="ignore"):
+            self.log_p = np.log(np.asarray(transition, dtype=float))
+            log_q0 = None if initial is None else np.log(np.asarray(initial, dtype=float))
+        self.weights = np.asarray(weights, dtype=np.int64)
+        self.k = self.log_p.shape[0]
+        self._g = [np.empty((0,)), self.log_p[:, :, None].copy()]
+        self.fixed = log_q0 is not None
+        # X_0 = s given: the count before node 0 is 0 whatever the start, so H_0 needs none
+        self._h = [np.zeros((self.k, 1)) if log_q0 is None else log_q0[:, None]]
+        self._end = [np.zeros((self.k, 1))]
+
+    def bridge(self, a: int) -> np.ndarray:
+        """``G_a`` (k, k, (a-1)·max w + 1), a >= 1."""
+        while len(self._g) <= a:
+            self._g.append(log_advance(self._g[-1], self.log_p, self.weights))
+        return self._g[a]
+
+    def start(self, i: int) -> np.ndarray:
+        """``H_i`` (k, i·max w + 1); needs a fixed initial law when i > 0."""
+        if i > 0 and not self.fixed:
+            raise ValueError("internal error: start tables of a chain with initial='any'")
+        while len(self._h) <= i:
+            self._h.append(log_advance(self._h[-1], self.log_p, self.weights))
+        return self._h[i]
+
+    def end(self, d: int) -> np.ndarray:
+        """``K_d`` (k, d·max w + 1)."""
+        while len(self._end) <= d:
+            self._end.append(log_advance(self._end[-1], self.log_p, self.weights, False))
+        return self._end[d]
+
+
+@dataclass(frozen=True, eq=False)
+class QuiltRows:
+    """Nearby laws of one quilt under every θ, as rows on one grid, and the comparisons.
+
+    Comparison j sets row ``first[j]`` (given X_i = ``state[j]``) against row ``second[j]``
+    (given ``other[j]``) under scenario ``theta[j]``, for the quilt value whose left node is in
+    state ``left[j]`` (-1: no left node); ``r0[j]`` is the part of
+    ``log P(x_Q | s) / P(x_Q | s')`` that does not depend on the node, to which the node's
+    prior term ``log q_i(s')/q_i(s)`` is added when ``prior``. ``blockers`` (θ, left, s, s')
+    are quilt values possible under s and impossible under s' (the quilt is unusable where
+    they apply). ``distance`` is a, the distance of the left node (0: none).
+    """
+
+    grid: np.ndarray
+    rows: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    theta: np.ndarray
+    left: np.ndarray
+    state: np.ndarray
+    other: np.ndarray
+    r0: np.ndarray
+    blockers: np.ndarray
+    distance: int
+    prior: bool
+
+
+def _left_distance(key: tuple) -> int:
+    """a, the distance of the left quilt node of ``key`` (0: open left side)."""
+    return key[1] if key[0] == "two" else key[2] if key[0] == "left" else 0
+
+
+def _finite(x: np.ndarray) -> np.ndarray:
+    return np.isfinite(x)
+
+
+class ChainQuiltLaws:
+    """Rows of every quilt a node class may use, built on demand and kept (one pair set).
+
+    Keys: ``("two", a, b)``, ``("right", i, b)`` (left side open, nearby from node 0),
+    ``("left", d, a)`` (right side open, d = T-1-i), ``("empty", i, d)``.
+    """
+
+    def __init__(self, bridges: Sequence[ChainBridges], pairs: np.ndarray) -> None:
+        self.bridges = list(bridges)
+        self.pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        self._rows: dict[tuple, QuiltRows] = {}
+
+    def rows(self, key: tuple) -> QuiltRows:
+        """The rows of quilt ``key`` (see the class docstring), computed once."""
+        out = self._rows.get(key)
+        if out is None:
+            out = self._rows[key] = self._build(key)
+        return out
+
+    def _sides(self, key: tuple, br: ChainBridges) -> tuple[np.ndarray, np.ndarray]:
+        """Log tables (k_left, k, C_left) and (k, k_right, C_right) of the two open or quilted
+        sides: axis 0 of the left table is the left quilt value (size 1 when open)."""
+        kind = key[0]
+        if kind == "two":
+            return br.bridge(key[1]), br.bridge(key[2])
+        if kind == "right":
+            return br.start(key[1])[None], br.bridge(key[2])
+        if kind == "left":
+            return br.bridge(key[2]), br.end(key[1])[:, None]
+        return br.start(key[1])[None], br.end(key[2])[:, None]
+
+    def _build(self, key: tuple) -> QuiltRows:
+        parts: list[tuple] = []
+        rows: list[np.ndarray] = []
+        width = 0
+        for theta, br in enumerate(self.bridges):
+            left, right = self._sides(key, br)
+            width = max(width, left.shape[-1] + right.shape[-1] - 1 + int(br.weights.max()))
+            parts.append(self._compare(theta, key, left, right, rows, br))
+        grid = np.arange(width, dtype=float)
+        table = np.full((len(rows), width), -np.inf)
+        for r, row in enumerate(rows):
+            table[r, :row.size] = row
+        cat = [np.concatenate([p[j] for p in parts]) for j in range(7)]
+        blockers = np.concatenate([p[7] for p in parts]).reshape(-1, 4)
+        return QuiltRows(grid=grid, rows=table, first=cat[0], second=cat[1], theta=cat[2],
+                         left=cat[3], state=cat[4], other=cat[5], r0=cat[6].astype(float),
+                         blockers=blockers, distance=_left_distance(key),
+                         prior=key[0] in ("two", "left"))
+
+    def _compare(self, theta: int, key: tuple, left: np.ndarray, right: np.ndarray,
+                 rows: list, br: ChainBridges) -> tuple:
+        """Comparisons of one θ; appends the rows they use to ``rows``."""
+        tl, tr = logsumexp(left, axis=-1), logsumexp(right, axis=-1)   # (kl, k), (k, kr)
+        open_left = key[0] in ("right", "empty")
+        s, s2 = self.pairs[:, 0], self.pairs[:, 1]
+        # (m, kl, kr): log P(x_Q, X_i = s) up to the prior; finite where possible
+        one = tl[:, s].T[:, :, None] + tr[s][:, None, :]
+        two = tl[:, s2].T[:, :, None] + tr[s2][:, None, :]
+        both = _finite(one) & _finite(two)
+        m, u, v = np.nonzero(both)
+        if open_left:   # P(x_Q | s) = P^b[s, v] (or 1): the start table's total is q_i(s)
+            r0 = (tr[s[m], v] - tr[s2[m], v])
+        else:
+            r0 = (tl[u, s[m]] - tl[u, s2[m]]) + (tr[s[m], v] - tr[s2[m], v])
+        index: dict[tuple, int] = {}
+        first = self._row_ids(left, right, u, s[m], v, rows, index, br)
+        second = self._row_ids(left, right, u, s2[m], v, rows, index, br)
+        bm, bu, _ = np.nonzero(_finite(one) & ~_finite(two))
+        blockers = np.stack([np.full(bm.size, theta), np.where(open_left, -1, bu), s[bm],
+                             s2[bm]], axis=1)
+        lefts = np.full(m.size, -1) if open_left else u
+        return first, second, np.full(m.size, theta), lefts, s[m], s2[m], r0, blockers
+
+    @staticmethod
+    def _row_ids(left: np.ndarray, right: np.ndarray, us: np.ndarray, ss: np.ndarray,
+                 vs: np.ndarray, rows: list, index: dict, br: ChainBridges) -> np.ndarray:
+        keys = list(zip(us.tolist(), ss.tolist(), vs.tolist(), strict=True))
+        new = [key for key in dict.fromkeys(keys) if (id(br),) + key not in index]
+        if new:
+            u, s, v = (np.array(x, dtype=np.int64) for x in zip(*new, strict=True))
+            laws = batch_log_convolve(left[u, s], right[s, v])
+            width, pad = laws.shape[1], int(br.weights.max())
+            placed = np.full((len(new), width + pad), -np.inf)
+            shift = br.weights[s]
+            for w in np.unique(shift):   # X_i's own weight, one shift per state
+                placed[shift == w, w:w + width] = laws[shift == w]
+            placed -= logsumexp(laws, axis=1)[:, None]
+            for j, key in enumerate(new):
+                index[(id(br),) + key] = len(rows)
+                rows.append(placed[j])
+        return np.array([index[(id(br),) + key] for key in keys], dtype=np.int64)
+
+
+#: Largest sum of the two inputs' log ranges convolved in linear space: every product is
+#: then above e^-650 of the peak, inside float64's normal range, so sums keep relative precision.
+LINEAR_RANGE = 650.0
+
+
+def batch_log_convolve(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Row-wise :func:`log_convolve` of ``xs`` (J, n) and ``ys`` (J, m), to relative precision.
+
+    Rows whose two log ranges add up to at most ``LINEAR_RANGE`` are scaled by their maxima
+    and convolved together in linear space (sums of positive terms: no cancellation, no
+    underflow); the others go through :func:`log_convolve`'s stretches one by one.
+
+    Examples
+    --------
+    >>> coin = np.log([[0.5, 0.5]])
+    >>> np.exp(batch_log_convolve(coin, coin)).tolist()
+    [[0.25, 0.5, 0.25]]
+    """
+    xs, ys = np.atleast_2d(xs), np.atleast_2d(ys)
+    out = np.full((xs.shape[0], xs.shape[1] + ys.shape[1] - 1), -np.inf)
+    top_x, top_y = xs.max(axis=1, keepdims=True), ys.max(axis=1, keepdims=True)
+    low_x = np.where(np.isfinite(xs), xs, np.inf).min(axis=1, keepdims=True)
+    low_y = np.where(np.isfinite(ys), ys, np.inf).min(axis=1, keepdims=True)
+    linear = ((top_x - low_x) + (top_y - low_y) <= LINEAR_RANGE).ravel()
+    linear &= np.isfinite(top_x).ravel() & np.isfinite(top_y).ravel()
+    if linear.any():
+        ex, ey = np.exp(xs[linear] - top_x[linear]), np.exp(ys[linear] - top_y[linear])
+        if ex.shape[1] > ey.shape[1]:
+            ex, ey = ey, ex
+        acc = np.zeros((ex.shape[0], out.shape[1]))
+        for t in range(ex.shape[1]):   # the shorter side; vectorised over rows and counts
+            acc[:, t:t + ey.shape[1]] += ex[:, t:t + 1] * ey
+        with np.errstate(divide="ignore"):
+            out[linear] = np.log(acc) + top_x[linear] + top_y[linear]
+    for j in np.flatnonzero(~linear):
+        out[j] = log_convolve(xs[j], ys[j])
+    return out

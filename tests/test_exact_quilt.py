@@ -1,0 +1,202 @@
+"""ExactQuiltMechanism: Markov quilts with exact nearby losses (docs/exact-quilt.md).
+
+Every calibrated scale is audited exactly (the auditor of DESIGN §3.7) and compared with MQM's
+scale under the same settings, which it must never exceed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import distributions, small_chains, small_networks
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import pufferfish_pgm as pp
+from pufferfish_pgm.errors import (
+    ImpossibleSecretError,
+    InvalidParameterError,
+    ParameterTypeError,
+    PufferfishError,
+)
+from pufferfish_pgm.mechanisms import ExactQuiltEvidence, ExactQuiltMechanism
+from pufferfish_pgm.mechanisms._registry import mechanism
+from pufferfish_pgm.queries import Count, Histogram, LinearQuery
+from pufferfish_pgm.quilts._quilt_network import closure
+from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
+from pufferfish_pgm.scenarios._scenarios import default_model_path
+from pufferfish_pgm.secrets import Framework
+
+STICKY = [[0.9, 0.1], [0.1, 0.9]]
+SLACK = 1e-9
+
+
+def _realised(fw: Framework, query: object, scale: float) -> float:
+    return pp.audit(fw, query, scale).epsilon
+
+
+def _check(fw: Framework, query: object, epsilon: float, **settings_: int) -> float:
+    """Calibrate, then: the exact audit passes and the scale is at most MQM's."""
+    cal = ExactQuiltMechanism(epsilon=epsilon, **settings_).calibrate(fw, query)
+    mqm_settings = {k: v for k, v in settings_.items() if k in ("max_window", "max_candidates")}
+    mqm = pp.MarkovQuiltMechanism(epsilon=epsilon, **mqm_settings).calibrate(fw, query).scale
+    assert cal.scale <= mqm * (1 + 1e-12)
+    assert cal.evidence.mqm_scale == mqm
+    if cal.scale > 0:
+        assert _realised(fw, query, cal.scale) <= epsilon * (1 + SLACK)
+    return cal.scale
+
+
+# ----------------------------------------------------------------------------- golden values
+
+def test_independent_nodes_need_one_over_epsilon() -> None:
+    # Rows of P are equal, so the nodes are independent. For node i and the quilt
+    # {X_{i-1}, X_{i+1}}: log P(x_Q | s)/P(x_Q | s') = 0 and the nearby block is X_i alone,
+    # whose count given X_i = s is the point mass at [s = 1]: the exact loss of Laplace(λ)
+    # between δ_0 and δ_1 is 1/λ. So the bound is 1/λ <= ε, i.e. λ = 1/ε = 2 at ε = 0.5; the
+    # end nodes do as well with one-sided quilts. Nothing smaller passes (the audit of one
+    # node alone is 1/λ), and MQM gets the same (n_N = 1, e = 0).
+    iid = MarkovChainScenario([[0.7, 0.3], [0.7, 0.3]], "stationary", 40)
+    cal = ExactQuiltMechanism(epsilon=0.5, max_window=4).calibrate(Framework(iid), Count(1))
+    assert cal.scale == pytest.approx(2.0, rel=1e-8)
+    assert cal.scale >= 2.0
+
+
+def test_a_chain_within_the_window_gets_the_global_exact_scale() -> None:
+    # T - 1 <= max_window: every node's empty quilt is computed exactly, and its bound is the
+    # node's exact realised ε (no quilt term, nearby = everything). Every other quilt bounds
+    # the same quantity from above, so the minimum over quilts IS the exact loss, and the
+    # calibrated scale is ExactLaplace's: 8.6404410... for T = 100 (worst node: the middle).
+    fw = Framework(MarkovChainScenario(STICKY, "stationary", 100))
+    cal = ExactQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1))
+    exact = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1)).scale
+    assert cal.scale == pytest.approx(exact, rel=1e-7)
+    assert cal.scale == pytest.approx(8.640441, rel=1e-6)
+    assert cal.evidence.worst_quilt == () and cal.evidence.mqm_bound_nodes == 0
+
+
+def test_short_windows_stay_close_to_global_exact_and_far_below_mqm() -> None:
+    fw = Framework(MarkovChainScenario(STICKY, "stationary", 400))
+    cal = ExactQuiltMechanism(epsilon=1.0, max_window=32).calibrate(fw, Count(1))
+    exact = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1)).scale
+    assert exact <= cal.scale <= 1.01 * exact
+    assert cal.scale < cal.evidence.mqm_scale / 3
+    assert len(cal.evidence.worst_quilt) == 2          # a two-sided quilt decides
+    assert _realised(fw, Count(1), cal.scale) <= 1.0 + SLACK
+
+
+def test_long_stationary_chains_share_the_middle_nodes() -> None:
+    fw = Framework(MarkovChainScenario(STICKY, "stationary", 20_000))
+    cal = ExactQuiltMechanism(epsilon=1.0, max_window=32).calibrate(fw, Count(1))
+    short = Framework(MarkovChainScenario(STICKY, "stationary", 400))
+    same = ExactQuiltMechanism(epsilon=1.0, max_window=32).calibrate(short, Count(1))
+    assert cal.scale == pytest.approx(same.scale, rel=1e-8)   # only the ends differ
+    assert cal.evidence.classes <= 2 * 33 + 1
+
+
+# ----------------------------------------------------------------------------- properties
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_chains(max_states=3, max_length=9, fixed_initial=False),
+       st.sampled_from([0.3, 1.0, 2.5]), st.integers(1, 4))
+def test_random_chains_pass_the_audit_and_never_exceed_mqm(chain, epsilon, window) -> None:
+    assume(chain.k > 1 and chain.length > 1)
+    fw = Framework(chain)
+    try:
+        _check(fw, Count(chain.states[-1]), epsilon, max_window=window)
+    except ImpossibleSecretError:
+        assume(False)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(distributions(2, zeros=False), min_size=4, max_size=4), st.integers(4, 10),
+       st.integers(1, 3))
+def test_random_chain_classes_with_fixed_starts(rows, length, window) -> None:
+    p1, p2 = np.array(rows[:2]), np.array(rows[2:])
+    fw = Framework(ScenarioClass([MarkovChainScenario(p1, "stationary", length, name="a"),
+                                  MarkovChainScenario(p2, [1.0, 0.0], length, name="b")]))
+    _check(fw, LinearQuery({0: -1, 1: 2}), 1.0, max_window=window)
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_networks(max_nodes=6, max_states=3), st.sampled_from([0.5, 1.0, 3.0]),
+       st.integers(1, 12))
+def test_random_networks_pass_the_audit_and_never_exceed_mqm(bn, epsilon, cap) -> None:
+    assume(len(bn.nodes) >= 3)
+    fw = Framework(bn)
+    state = bn.states_of(bn.nodes[0])[-1]
+    query = LinearQuery({state: 1}, [v for v in bn.nodes if state in bn.states_of(v)])
+    try:
+        _check(fw, query, epsilon, max_quilt_assignments=cap)
+    except ImpossibleSecretError:
+        assume(False)
+
+
+def test_an_asia_count_passes_and_is_at_most_mqm() -> None:
+    fw = Framework(BayesianNetworkScenario.from_file(default_model_path("asia.bif")))
+    scale = _check(fw, Count("yes"), 1.0)
+    assert scale > 0
+
+
+# ----------------------------------------------------------------------------- the pieces
+
+def test_the_nearby_set_is_closed_under_d_connection() -> None:
+    import networkx as nx
+
+    dag = nx.DiGraph([("x", "c"), ("r", "c"), ("c", "d")])
+    assert closure([dag], ("x", "c", "r", "d"), "x", frozenset({"c"})) == (("x", "r"),
+                                                                            ("d",))
+    assert closure([dag], ("x", "c", "r", "d"), "x", frozenset({"d"}))[1] == ()
+
+
+def test_initial_any_is_covered() -> None:
+    chain = MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "any", 60)
+    fw = Framework(chain)
+    scale = _check(fw, Count(1), 1.0, max_window=16)
+    assert scale < pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1)).scale
+
+
+# ----------------------------------------------------------------------------- bad input
+
+def test_bad_input_is_refused_with_a_named_alternative() -> None:
+    fw = Framework(MarkovChainScenario(STICKY, "stationary", 10))
+    mech = ExactQuiltMechanism(epsilon=1.0)
+    with pytest.raises(ParameterTypeError, match="ExactLaplaceMechanism"):
+        mech.calibrate(fw, Histogram())
+    with pytest.raises(ParameterTypeError, match="MarkovQuiltMechanism"):
+        mech.calibrate(fw, LinearQuery({1: 0.5}, integer=False))
+    with pytest.raises(InvalidParameterError, match="every node"):
+        mech.calibrate(fw, Count(1, [2, 3]))
+    with pytest.raises(ParameterTypeError):
+        mech.calibrate("fw", Count(1))
+    for bad in ({"max_window": 0}, {"max_quilt_assignments": -1}, {"rtol": 1.0},
+                {"epsilon": 0.0}):
+        with pytest.raises(PufferfishError):
+            ExactQuiltMechanism(**{"epsilon": 1.0, **bad})
+    with pytest.raises(TypeError):
+        ExactQuiltMechanism(1.0)  # type: ignore[misc]
+
+
+def test_registered_and_exported() -> None:
+    assert pp.ExactQuiltMechanism is ExactQuiltMechanism
+    assert "ExactQuiltMechanism" in pp.__all__
+    assert mechanism("exact-quilt", 0.5) == ExactQuiltMechanism(epsilon=0.5)
+
+
+# ----------------------------------------------------------------------------- certificates
+
+def test_json_round_trip_and_verify() -> None:
+    fw = Framework(MarkovChainScenario(STICKY, "stationary", 30))
+    mech = ExactQuiltMechanism(epsilon=1.0, max_window=8)
+    cal = mech.calibrate(fw, Count(1))
+    assert isinstance(cal.evidence, ExactQuiltEvidence)
+    text = cal.to_json(mechanism=mech)
+    back = pp.Calibration.from_json(text, fw)
+    assert back.scale == cal.scale and back.mechanism == "ExactQuilt"
+    assert back.evidence.source == "ExactQuiltEvidence"
+    assert back.evidence.record["mqm_scale"] == cal.evidence.mqm_scale
+    report = pp.verify(text, fw)
+    assert report.holds and report.audited_epsilon <= 1.0 + SLACK
+    release = back.release([0, 1] * 15, rng=np.random.default_rng(0))
+    assert release.scale == cal.scale
