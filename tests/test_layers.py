@@ -5,7 +5,7 @@ stages below it, never a stage above it or a different stage on its own level:
 
     cli/, demos/  ->  accountant/, plots.py  ->  mechanisms/  ->  quilts/, privacy_loss/  ->
     secrets/, queries/  ->  inference/  ->  scenarios/  ->  noise/, distributions/  ->
-    _budget.py  ->  _validation.py  ->  errors.py
+    _budget.py, _parallel.py  ->  _validation.py  ->  errors.py
 
 Every import counts, including function-local ones (a deferred import is still a dependency).
 Also checked here: pgmpy is imported by the adapter module only, and every public module's
@@ -33,7 +33,7 @@ RANK = {
     "inference": 4,
     "scenarios": 3,
     "noise": 2, "distributions": 2,
-    "_budget": 1.5,
+    "_budget": 1.5, "_parallel": 1.5,
     "_validation": 1,
     "errors": 0,
 }

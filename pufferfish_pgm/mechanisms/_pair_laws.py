@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -100,10 +101,11 @@ class PairLayout:
 
     @classmethod
     def build(cls, framework: Framework, query: Query, max_grid: int = MAX_GRID,
-              mechanism: str = "this mechanism") -> PairLayout:
-        """Lay out every (pair, scenario) of ``framework`` for a Count or LinearQuery."""
+              mechanism: str = "this mechanism", executor: Any = None) -> PairLayout:
+        """Lay out every (pair, scenario) of ``framework`` for a Count or LinearQuery
+        (the scenarios on ``executor`` when one is given)."""
         refuse_any_start(framework, mechanism)
-        groups, skipped = build_groups(framework, [query], [[1]], [0], max_grid)
+        groups, skipped = build_groups(framework, [query], [[1]], [0], max_grid, executor)
         return cls(tuple(groups), skipped, (query.name,), coverage_note(framework), {})
 
     def distribution(self, g: int, row: int) -> DiscreteDistribution:

@@ -13,7 +13,8 @@ from typing import Any, Generic
 
 import numpy as np
 
-from .._validation import positive_finite
+from .._parallel import chunk_rngs, run_map
+from .._validation import positive_finite, positive_int
 from ..noise import add_noise
 from ..queries import Query
 from ..quilts import PlanEntry
@@ -24,6 +25,34 @@ from ._release import Release, coordinate_names, encode, evaluate, evaluate_code
 from .evidence import Evidence, EvidenceT
 
 __all__ = ["Calibration", "Mechanism"]
+
+#: Users per chunk of a release (each chunk is one task on an executor).
+RELEASE_CHUNK = 65_536
+
+
+def _noisy(cal: Calibration, codes: np.ndarray, rng: Any, single: bool,
+           per_user: bool) -> Any:
+    """The answers on ``codes`` plus calibrated noise (scale 0: the exact answers)."""
+    cls = cal.framework.scenarios
+    answers = evaluate_codes(cls, cal.query, codes)
+    if single:
+        answers = answers[0]
+    elif not per_user:
+        answers = answers.sum(axis=0)
+    if cal.scale == 0:  # the audit proved the exact answer is already ε-private
+        return answers
+    return add_noise(answers, cal.scale, rng=rng, sensitivity=cal.noise_sensitivity())
+
+
+def _noisy_chunk(task: tuple) -> Any:
+    """One chunk of users of a per-user release (a module-level function: it must pickle)."""
+    cal, codes, rng = task
+    return _noisy(cal, codes, rng, False, True)
+
+
+def _one_rng(rng: Any) -> Any:
+    """The source of a release drawn in one piece: a SeedSequence gives one Generator."""
+    return chunk_rngs(rng, 1)[0]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,32 +106,41 @@ class Calibration(Generic[EvidenceT]):
 
         return evaluate(self.framework, self.query, data)
 
-    def release(self, data: Any, rng: np.random.Generator | None = None, *,
-                per_user: bool = True) -> Release:
+    def release(self, data: Any, rng: Any = None, *, per_user: bool = True,
+                executor: Any = None, chunk_size: int = RELEASE_CHUNK) -> Release:
         """Add calibrated noise to the query answer on ``data``.
 
         ``data`` is one record (dict node -> state, a sequence of states, a pandas Series) or
         many users (2-D array, list of sequences, DataFrame with one row per user). With many
         users, ``per_user=True`` releases one noisy answer per user and ``per_user=False`` one
         noisy answer for the sum over users (the user must then be the unit of privacy; see the
-        docs). ``rng=None`` uses the OS's secure randomness; a seeded Generator is reproducible
-        and not for production.
-        """
+        docs).
 
+        ``rng=None`` uses the OS's secure randomness. A ``numpy.random.SeedSequence`` makes the
+        release reproducible (each chunk of ``chunk_size`` users gets a child of it, so the
+        result does not depend on the executor); a seeded ``Generator`` is reproducible too but
+        serial only. Seeded noise is not for production. ``executor`` (any
+        ``concurrent.futures.Executor``, e.g. a Dask client's ``get_executor()``) releases the
+        chunks in parallel; the result equals the serial one.
+        """
         cls = self.framework.scenarios
         codes, single = encode(cls, data)
-        answers = evaluate_codes(cls, self.query, codes)
-        if single:
-            answers = answers[0]
-        elif not per_user:
-            answers = answers.sum(axis=0)
-        noisy: int | float | np.ndarray = answers
-        if self.scale != 0:  # scale 0: the audit proved the exact answer is already ε-private
-            noisy = add_noise(answers, self.scale, rng=rng,
-                              sensitivity=self.query.lipschitz_for(cls))
+        size = positive_int("chunk_size", chunk_size)
+        if single or not per_user or isinstance(rng, np.random.Generator) and executor is None:
+            noisy = _noisy(self, codes, _one_rng(rng), single, per_user)
+        else:
+            parts = [codes[i:i + size] for i in range(0, max(len(codes), 1), size)]
+            tasks = [(self, part, chunk_rng) for part, chunk_rng
+                     in zip(parts, chunk_rngs(rng, len(parts), executor), strict=True)]
+            noisy = np.concatenate(run_map(_noisy_chunk, tasks, executor))
         return Release(value=noisy, scale=self.scale, epsilon=self.epsilon,
                        mechanism=self.mechanism, query=self.query.name,
                        coordinates=coordinate_names(cls, self.query))
+
+    def noise_sensitivity(self) -> float:
+        """The distance between neighbouring answers that sets the grid of real-valued noise
+        (the query's Lipschitz constant; Blowfish uses its policy sensitivity)."""
+        return self.query.lipschitz_for(self.framework.scenarios)
 
     def to_json(self, *, mechanism: Mechanism | None = None) -> str:
         """This calibration as a versioned, fingerprinted JSON certificate.
@@ -163,8 +201,15 @@ class Mechanism(ABC):
     epsilon: float
 
     @abstractmethod
-    def calibrate(self, framework: Framework, query: Query) -> Calibration:
-        """The noise for ``query`` under ``framework``; sees no data."""
+    def calibrate(self, framework: Framework, query: Query, *,
+                  executor: Any = None) -> Calibration:
+        """The noise for ``query`` under ``framework``; sees no data.
+
+        ``executor`` (None: serial) is any ``concurrent.futures.Executor``, e.g. a Dask
+        client's ``get_executor()``: the mechanism's expensive loops (per scenario in the exact
+        engines, per secret node in the network planner) run there, with results identical to
+        the serial run. Mechanisms without such a loop accept it and run as usual.
+        """
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", positive_finite("epsilon", self.epsilon))

@@ -22,7 +22,9 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from .._parallel import check_executor
 from ..errors import ParameterTypeError
 from ..queries import Query
 from ..scenarios import ScenarioClass
@@ -72,8 +74,10 @@ class GroupDPMechanism(Mechanism):
     (3.0, 3)
     """
 
-    def calibrate(self, framework: Framework, query: Query) -> Calibration[BaselineEvidence]:
+    def calibrate(self, framework: Framework, query: Query, *,
+                  executor: Any = None) -> Calibration[BaselineEvidence]:
         """The Laplace scale for ``query``; no data is seen."""
+        check_executor(executor)   # no loop to scale out here; a bad value still errs
         cls = check_inputs(framework, query)
         lipschitz = self.scale_for(query, cls, 1.0)
         size = len(query.node_list(cls))
@@ -104,8 +108,10 @@ class EntryDPMechanism(Mechanism):
     2.0
     """
 
-    def calibrate(self, framework: Framework, query: Query) -> Calibration[BaselineEvidence]:
+    def calibrate(self, framework: Framework, query: Query, *,
+                  executor: Any = None) -> Calibration[BaselineEvidence]:
         """The Laplace scale L/ε for ``query`` (not Pufferfish private under correlation)."""
+        check_executor(executor)   # no loop to scale out here; a bad value still errs
         cls = check_inputs(framework, query)
         sigma = 1.0 / self.epsilon
         return Calibration(

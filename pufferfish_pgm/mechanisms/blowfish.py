@@ -46,8 +46,8 @@ from typing import Any, TypeAlias
 import networkx as nx  # type: ignore[import-untyped]
 import numpy as np
 
+from .._parallel import check_executor
 from ..errors import InvalidParameterError, ParameterTypeError
-from ..noise import add_noise
 from ..queries import Histogram, Query, WeightedQuery
 from ..scenarios import (
     BayesianNetworkScenario,
@@ -57,7 +57,6 @@ from ..scenarios import (
     as_class,
 )
 from ..secrets import Framework, NodeSecret
-from ._release import Release, encode, evaluate_codes
 from .base import Calibration, Mechanism
 from .evidence import BlowfishEvidence
 
@@ -245,24 +244,10 @@ class BlowfishCalibration(Calibration[BlowfishEvidence]):
 
     sensitivity: float = 0.0
 
-    def release(self, data: Any, rng: np.random.Generator | None = None, *,
-                per_user: bool = True) -> Release:
-        """Add Laplace(scale) noise (secure unless ``rng`` is given); see :class:`Calibration`.
-
-        Real-valued answers are rounded to a grid with the policy sensitivity as the distance
-        between neighbours (see :func:`pufferfish_pgm.noise.add_noise`).
-        """
-
-        cls = self.framework.scenarios
-        codes, single = encode(cls, data)
-        answers = evaluate_codes(cls, self.query, codes)
-        answers = answers[0] if single else (answers if per_user else answers.sum(axis=0))
-        if self.scale == 0.0:
-            noisy = answers.item() if np.ndim(answers) == 0 else answers
-        else:
-            noisy = add_noise(answers, self.scale, rng=rng, sensitivity=self.sensitivity)
-        return Release(value=noisy, scale=self.scale, epsilon=self.epsilon,
-                       mechanism=self.mechanism, query=self.query.name)
+    def noise_sensitivity(self) -> float:
+        """The policy-specific sensitivity: real-valued answers are rounded to a grid with it
+        as the distance between neighbours (see :func:`pufferfish_pgm.noise.add_noise`)."""
+        return self.sensitivity
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -301,8 +286,10 @@ class BlowfishLaplaceMechanism(Mechanism):
         super().__post_init__()
         _check_policy(self.graph)
 
-    def calibrate(self, framework: Framework, query: Query) -> BlowfishCalibration:
+    def calibrate(self, framework: Framework, query: Query, *,
+                  executor: Any = None) -> BlowfishCalibration:
         """Scale = policy sensitivity / ε, with the sensitivity and the edges as evidence."""
+        check_executor(executor)   # no loop to scale out here; a bad value still errs
         if not isinstance(framework, Framework):
             raise ParameterTypeError(f"framework must be a Framework, got "
                                      f"{type(framework).__name__}")

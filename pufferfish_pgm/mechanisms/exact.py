@@ -30,9 +30,11 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from .._parallel import run_map
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError
 from ..privacy_loss import (
@@ -53,14 +55,13 @@ from .evidence import ExactEvidence
 __all__ = ["ExactLaplaceMechanism"]
 
 
-def _upper_bracket(groups: list[Group], scalar: bool,
-                   epsilon: float) -> tuple[float, float | None, tuple[int, int]]:
+def _upper_bracket(groups: list[Group], scalar: bool, epsilon: float,
+                   executor: Any = None) -> tuple[float, float | None, tuple[int, int]]:
     """A scale that passes by theorem (W∞/ε for one coordinate, else the L1 diameter / ε),
     the Wasserstein scale (None for vectors) and the pair of largest W∞ as (group, pair)."""
     if scalar:
         pick, top = (0, 0), -1.0
-        for g, group in enumerate(groups):
-            w = group_w_infinity(group)
+        for g, w in enumerate(run_map(group_w_infinity, groups, executor)):
             i = int(np.argmax(w))
             if w[i] > top:
                 top, pick = float(w[i]), (g, i)
@@ -108,23 +109,25 @@ class ExactLaplaceMechanism(Mechanism):
             raise InvalidParameterError(f"rtol must be < 1, got {self.rtol!r}")
         object.__setattr__(self, "max_grid", positive_int("max_grid", self.max_grid))
 
-    def calibrate(self, framework: Framework, query: Query) -> Calibration[ExactEvidence]:
-        """Calibrate by bisection on the exact audit (see the module docstring)."""
+    def calibrate(self, framework: Framework, query: Query, *,
+                  executor: Any = None) -> Calibration[ExactEvidence]:
+        """Calibrate by bisection on the exact audit (see the module docstring); the
+        scenarios' laws, W∞ and the final audit run on ``executor`` if given."""
         refuse_any_start(framework, "ExactLaplaceMechanism")
         engine, matrix, shift, names = release_layout(framework, query)
-        groups, skipped = build_groups(framework, engine, matrix, shift, self.max_grid)
+        groups, skipped = build_groups(framework, engine, matrix, shift, self.max_grid, executor)
         coverage, scalar = coverage_note(framework), len(names) == 1
         if not groups or noiseless_epsilon(groups) <= self.epsilon * (1 - NOISELESS_MARGIN):
             return self._calibration(framework, query, 0.0, ExactEvidence(
                 audit=None, coverage=coverage, skipped=skipped, coordinates=tuple(names),
                 wasserstein_scale=0.0 if scalar else None,
                 note="releasing F itself already meets epsilon: no noise needed"))
-        start, w_scale, pick = _upper_bracket(groups, scalar, self.epsilon)
+        start, w_scale, pick = _upper_bracket(groups, scalar, self.epsilon, executor)
         reports: list[AuditReport] = []
 
         def final(scale: float) -> bool:   # the full report, computed once, is the final check
             reports.append(report_from_groups(groups, np.full(len(names), scale), names,
-                                              skipped, coverage, False))
+                                              skipped, coverage, False, executor))
             return reports[-1].passes(self.epsilon, SLACK)
 
         scale, steps, upper = smallest_passing_scale(groups, self.epsilon, start, self.rtol,

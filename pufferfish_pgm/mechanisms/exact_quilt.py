@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from .._parallel import check_executor
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..privacy_loss import scale_floor
@@ -94,8 +95,11 @@ class ExactQuiltMechanism(Mechanism):
         if not positive_finite("rtol", self.rtol) < 1.0:
             raise InvalidParameterError(f"rtol must be < 1, got {self.rtol!r}")
 
-    def calibrate(self, framework: Framework, query: Query) -> Calibration[ExactQuiltEvidence]:
-        """Search the smallest scale every node's best quilt bound accepts (module docstring)."""
+    def calibrate(self, framework: Framework, query: Query, *,
+                  executor: Any = None) -> Calibration[ExactQuiltEvidence]:
+        """Search the smallest scale every node's best quilt bound accepts (module docstring);
+        ``executor`` is accepted for the common signature (the search runs here)."""
+        check_executor(executor)
         cls = check_inputs(framework, query)
         _check_query(query, cls)
         lipschitz = query.lipschitz_for(cls)

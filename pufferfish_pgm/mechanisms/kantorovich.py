@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from .._validation import positive_int
 from ..distributions import DiscreteDistribution, kantorovich_delta_star, relaxed_kantorovich_scale
@@ -86,10 +87,12 @@ class KantorovichMechanism(Mechanism):
     def name(self) -> str:
         return "KantorovichRelaxed" if self.relaxed else "Kantorovich"
 
-    def calibrate(self, framework: Framework, query: Query) -> Calibration[DistanceEvidence]:
+    def calibrate(self, framework: Framework, query: Query, *,
+                  executor: Any = None) -> Calibration[DistanceEvidence]:
         """The largest per-pair scale (plain: ``Δ*/ε``; relaxed: eq. 20) times the factor."""
         scalar, factor = scalar_view(framework, query, "Kantorovich")
-        layout = PairLayout.build(framework, scalar, self.max_grid, type(self).__name__)
+        layout = PairLayout.build(framework, scalar, self.max_grid, type(self).__name__,
+                                  executor)
         if self.relaxed:
             # a histogram's distances are doubled: e^{2d/θ} = e^{d/(θ/2)}, so θ doubles
             best = layout.max_over_pairs(partial(_relaxed, epsilon=self.epsilon))

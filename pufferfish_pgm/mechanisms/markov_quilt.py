@@ -32,10 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._budget import memory_budget
+from .._parallel import check_executor
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..queries import Query
@@ -113,9 +115,12 @@ class MarkovQuiltMechanism(Mechanism):
                 f"extra_quilts must be a dict node -> iterable of quilts, got "
                 f"{type(self.extra_quilts).__name__}")
 
-    def calibrate(self, framework: Framework, query: Query) -> Calibration[QuiltEvidence]:
-        """Plan the quilts and return the Laplace scale L·σ_max with the plan as evidence."""
-
+    def calibrate(self, framework: Framework, query: Query, *,
+                  executor: Any = None) -> Calibration[QuiltEvidence]:
+        """Plan the quilts and return the Laplace scale L·σ_max with the plan as evidence
+        (a network's secret nodes are planned on ``executor`` if given; chains plan serially,
+        vectorised)."""
+        check_executor(executor)
         cls = check_inputs(framework, query)
         lipschitz = self.scale_for(query, cls, 1.0)  # also checks the query's states
         if cls.kind == "chain":
@@ -126,7 +131,7 @@ class MarkovQuiltMechanism(Mechanism):
         result = plan_network(framework, query, self.epsilon,
                               max_quilt_states=self.max_quilt_states,
                               extra_quilts=self.extra_quilts, max_candidates=self.max_candidates,
-                              memory_budget=self.memory_budget)
+                              memory_budget=self.memory_budget, executor=executor)
         entries: tuple[PlanEntry, ...] = result.entries
         sigmas = np.array([e.sigma for e in entries])
         trivial = np.array([e.trivial for e in entries], dtype=bool)
@@ -269,8 +274,10 @@ class MQMApproxMechanism(Mechanism):
         super().__post_init__()
         object.__setattr__(self, "max_window", positive_int("max_window", self.max_window))
 
-    def calibrate(self, framework: Framework, query: Query) -> Calibration[QuiltEvidence]:
+    def calibrate(self, framework: Framework, query: Query, *,
+                  executor: Any = None) -> Calibration[QuiltEvidence]:
         """The MQMApprox scale L·σ_max for ``query``."""
+        check_executor(executor)   # no loop to scale out here; a bad value still errs
         cls = check_inputs(framework, query)
         lipschitz = self.scale_for(query, cls, 1.0)
         pi_min, gap = chain_mixing(cls)

@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -105,10 +106,12 @@ class WassersteinMechanism(Mechanism):
         super().__post_init__()
         object.__setattr__(self, "max_grid", positive_int("max_grid", self.max_grid))
 
-    def calibrate(self, framework: Framework, query: Query) -> Calibration[DistanceEvidence]:
+    def calibrate(self, framework: Framework, query: Query, *,
+                  executor: Any = None) -> Calibration[DistanceEvidence]:
         """Compute W over every pair and scenario and the scale ``factor · W / ε``."""
         scalar, factor = scalar_view(framework, query, "Wasserstein")
-        layout = PairLayout.build(framework, scalar, self.max_grid, type(self).__name__)
+        layout = PairLayout.build(framework, scalar, self.max_grid, type(self).__name__,
+                                  executor)
         best, rows = layout.w_infinity()
         scale = factor * (0.0 if best is None else best.value) / self.epsilon
         report = release_audit(framework, query, layout, scale, factor, self.max_grid)

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from .._parallel import run_map
 from .._validation import positive_finite
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..queries import Histogram, WindowedQuery
@@ -179,15 +180,20 @@ def coverage_note(framework: Any) -> str:
     return "every scenario of the class"
 
 
+def _group_entries(task: tuple) -> list[PairAudit]:
+    """The audit rows of one group at the given scales (one argument: executors run it)."""
+    g, scales = task
+    eps, where = g.epsilons(scales)
+    return [PairAudit(pair=p, theta=g.theta, scenario=g.scenario, epsilon=float(e),
+                      output=g.output_at(w)) for p, e, w in zip(g.pairs, eps, where, strict=True)]
+
+
 def report_from_groups(groups: list[Group], scales: np.ndarray, names: list,
-                       skipped: tuple, coverage: str, discrete: bool) -> AuditReport:
-    """Evaluate every group at ``scales`` and collect the report."""
-    entries = []
-    for g in groups:
-        eps, where = g.epsilons(scales)
-        entries += [PairAudit(pair=p, theta=g.theta, scenario=g.scenario, epsilon=float(e),
-                              output=g.output_at(w))
-                    for p, e, w in zip(g.pairs, eps, where, strict=True)]
+                       skipped: tuple, coverage: str, discrete: bool,
+                       executor: Any = None) -> AuditReport:
+    """Evaluate every group at ``scales`` (on ``executor`` if given) and collect the report."""
+    entries = [e for part in run_map(_group_entries, [(g, scales) for g in groups], executor)
+               for e in part]
     worst = max(entries, key=lambda e: e.epsilon, default=None)
     return AuditReport(epsilon=0.0 if worst is None else worst.epsilon, worst=worst,
                        pairs=tuple(entries), scales=tuple(float(s) for s in scales),

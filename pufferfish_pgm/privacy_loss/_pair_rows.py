@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .._parallel import run_map
 from ..distributions import as_distribution
 from ..distributions._log_space import logsumexp
 from ..errors import InvalidParameterError, LimitExceededError
@@ -114,11 +115,14 @@ def _normalised_rows(engine: Any, wanted: list[dict]) -> tuple[np.ndarray, np.nd
     return stacked, possible
 
 
-def _variant_group(theta: int, variant: Scenario, framework: Framework, packed: PackedWeights,
-                   layout: tuple[np.ndarray, np.ndarray], max_grid: int,
-                   skipped: list[SkippedPair], possible: set) -> Group | None:
-    """One group; a pair is skipped where a secret has probability 0 (the compiler's rule,
-    with the probabilities read off the engine's totals instead of separate queries)."""
+def _variant_group(task: tuple) -> tuple[Group | None, list[SkippedPair], set]:
+    """One group, the pairs skipped and the secrets found possible (a module-level function of
+    one argument, so that an executor can run it). A pair is skipped where a secret has
+    probability 0 (the compiler's rule, with the probabilities read off the engine's totals
+    instead of separate queries)."""
+    theta, variant, framework, packed, layout, max_grid = task
+    skipped: list[SkippedPair] = []
+    possible: set = set()
     wanted, slots = _secret_slots(variant, framework)
     stacked, ok = _normalised_rows(log_joint_engine(variant, packed), wanted)
     first: list[int] = []
@@ -134,10 +138,11 @@ def _variant_group(theta: int, variant: Scenario, framework: Framework, packed: 
         second.append(j)
         pairs.append(pair)
     if not pairs:
-        return None
-    grids, rows = _rows_on_grid(stacked, packed, *layout, max_grid)
-    return Group(theta, variant.name, grids, rows, np.array(first), np.array(second),
-                 tuple(pairs))
+        return None, skipped, possible
+    matrix, shift = layout
+    grids, rows = _rows_on_grid(stacked, packed, matrix, shift, max_grid)
+    return (Group(theta, variant.name, grids, rows, np.array(first), np.array(second),
+                  tuple(pairs)), skipped, possible)
 
 
 def refuse_any_start(framework: Any, mechanism: str) -> None:
@@ -158,25 +163,26 @@ def refuse_any_start(framework: Any, mechanism: str) -> None:
 
 
 def build_groups(framework: Any, engine_queries: list, matrix: Any, shift: Any,
-                 max_grid: int = MAX_GRID) -> tuple[list[Group], tuple]:
+                 max_grid: int = MAX_GRID, executor: Any = None) -> tuple[list[Group], tuple]:
     """Groups for every fixed-start scenario of the framework (see the module docstring).
 
     The released coordinates are ``matrix @ (engine query values) + shift``. For chains with
     ``initial="any"`` only the point-mass and stationary starts are covered (a lower bound;
-    calibration refuses such chains with :func:`refuse_any_start`).
+    calibration refuses such chains with :func:`refuse_any_start`). ``executor`` builds the
+    scenarios' groups in parallel (see :mod:`pufferfish_pgm._parallel`); same result.
     """
-    skipped: list = []
-    possible: set = set()
     matrix = np.atleast_2d(np.asarray(matrix, dtype=np.int64))
     layout = (matrix, np.atleast_1d(np.asarray(shift, dtype=np.int64)))
     packed = pack_queries(framework.scenarios, engine_queries)
-    groups = []
-    for theta, scenario in enumerate(framework.scenarios):
-        for variant in fixed_start_variants(scenario):
-            group = _variant_group(theta, variant, framework, packed, layout, max_grid,
-                                   skipped, possible)
-            if group is not None:
-                groups.append(group)
+    tasks = [(theta, variant, framework, packed, layout, max_grid)
+             for theta, scenario in enumerate(framework.scenarios)
+             for variant in fixed_start_variants(scenario)]
+    groups, skipped, possible = [], [], set()
+    for group, lost, found in run_map(_variant_group, tasks, executor):
+        skipped += lost
+        possible |= found
+        if group is not None:
+            groups.append(group)
     check_possible(framework.pairs, possible)
     return groups, tuple(skipped)
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import networkx as nx  # type: ignore[import-untyped]  # networkx ships no type hints
 
+from .._parallel import run_map
 from ..errors import InvalidParameterError, LimitExceededError
 from ..scenarios import MarkovChainScenario, as_class
 from ..secrets import NodeSecret, check_possible, possible_secrets
@@ -238,15 +239,23 @@ def _plan_node(framework: Any, node: Any, weight: Counter, epsilon: float, setti
     return best, skipped, cut
 
 
+def _node_task(task: tuple) -> tuple[PlanEntry, Counter, bool]:
+    """One secret node's plan (one argument, module level: executors run it)."""
+    framework, node, weight, epsilon, settings, dags = task
+    return _plan_node(framework, node, weight, epsilon, settings, dags)
+
+
 def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states: int = 10**6,
                  extra_quilts: Mapping | None = None, max_candidates: int = 20_000,
-                 memory_budget: int | float | str | None = None) -> NetworkPlan:
+                 memory_budget: int | float | str | None = None,
+                 executor: Any = None) -> NetworkPlan:
     """The best quilt of every secret node of a network class (σ for L = 1).
 
     ``card`` counts the nearby nodes the query sums over (the MQM proof needs only the query's
     sensitivity to the nearby block). Each chosen partition is checked with networkx's
     d-separation test in every member's DAG. ``memory_budget`` bounds each inference table
     (see :func:`pufferfish_pgm.inference.conditional`); quilts that need more are skipped.
+    ``executor`` plans the secret nodes in parallel (see :mod:`pufferfish_pgm._parallel`).
     """
 
     # an impossible secret (joint ones too) is refused first, as compile_secrets would
@@ -261,8 +270,9 @@ def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states
     settings = {"max_quilt_states": max_quilt_states, "extra_quilts": extra_quilts,
                 "max_candidates": max_candidates, "memory_budget": memory_budget}
     entries, skipped, over, cut = [], {}, {}, []
-    for node in framework.secret_nodes:
-        entry, counts, was_cut = _plan_node(framework, node, weight, epsilon, settings, dags)
+    tasks = [(framework, node, weight, epsilon, settings, dags) for node in framework.secret_nodes]
+    for node, (entry, counts, was_cut) in zip(framework.secret_nodes,
+                                             run_map(_node_task, tasks, executor), strict=True):
         if entry.remote and not all(d_separated(d, {node}, set(entry.remote), set(entry.quilt))
                                     for d in dags):
             raise RuntimeError(f"internal error: the quilt of {node!r} does not separate")
