@@ -12,6 +12,10 @@ Cases:
 * ``mqm-<network>``: MQM with secrets on every node of a real network, count of its most
   common state over the nodes that have it (win95pts, hepar2, andes).
 * ``exact-andes-1``: the exact count law on andes given one secret (per-secret cost).
+* ``exact-1440-pool``, ``exact-1440-dask``: ``exact-1440`` with ``executor=`` a 2-process
+  pool, or a Dask ``LocalCluster`` of 2 single-threaded worker processes.
+* ``release-1m``, ``release-1m-dask``: release of 1,000,000 users x 1,440 slots (integer
+  codes, MQM calibration, seeded by a SeedSequence), serial or on the Dask cluster.
 
 Run: ``python benchmarks/bench_scale.py [CASE ...] [--cap-gb 6]`` (default: every case).
 """
@@ -29,8 +33,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "models-real"
-CASES = ["exact-1440", "exact-4320", "exact-10080", "mqm-win95pts", "mqm-hepar2", "mqm-andes",
-         "exact-andes-1"]
+CASES = ["exact-1440", "exact-1440-pool", "exact-1440-dask", "exact-4320", "exact-10080",
+         "mqm-win95pts", "mqm-hepar2", "mqm-andes", "exact-andes-1", "release-1m",
+         "release-1m-dask"]
 
 
 def _chain_framework(length: int, k: int = 10, n: int = 4):
@@ -52,12 +57,50 @@ def _network(name: str):
     return bn, pp.Count(state, [v for v in bn.nodes if state in bn.states_of(v)])
 
 
+def _executor(kind: str):
+    """A context manager yielding the executor of a case (None: serial)."""
+    import contextlib
+    from concurrent.futures import ProcessPoolExecutor
+
+    if kind == "pool":
+        return ProcessPoolExecutor(2)
+    if kind == "dask":
+        @contextlib.contextmanager
+        def cluster():
+            import distributed
+
+            with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                          dashboard_address=None) as c, \
+                    distributed.Client(c) as client:
+                yield client.get_executor()
+        return cluster()
+    return contextlib.nullcontext()
+
+
+def _release(kind: str) -> str:
+    import numpy as np
+
+    import pufferfish_pgm as pp
+
+    fw = _chain_framework(1440, k=4, n=2)
+    cal = pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, pp.Count(1))
+    data = np.random.default_rng(0).integers(0, 4, size=(1_000_000, 1440), dtype=np.int8)
+    with _executor(kind) as pool:
+        start = time.perf_counter()
+        out = cal.release(data, np.random.SeedSequence(1), executor=pool)
+        took = time.perf_counter() - start
+    return f"release alone {took:.1f} s, {out.value.size:,} noisy answers, scale {cal.scale:.2f}"
+
+
 def run_case(case: str) -> str:
     import pufferfish_pgm as pp
 
-    if case.startswith("exact-") and case[6:].isdigit():
-        fw = _chain_framework(int(case[6:]))
-        cal = pp.ExactLaplaceMechanism(epsilon=1.0, max_grid=10**10).calibrate(fw, pp.Count(1))
+    name, _, kind = case.partition("-")[2].partition("-")
+    if case.startswith("exact-") and name.isdigit():
+        fw = _chain_framework(int(name))
+        with _executor(kind) as pool:
+            cal = pp.ExactLaplaceMechanism(epsilon=1.0, max_grid=10**10).calibrate(
+                fw, pp.Count(1), executor=pool)
         ev = cal.evidence
         return (f"scale {cal.scale:.6f}, Wasserstein {ev.wasserstein_scale:.6f}, audit "
                 f"{ev.audit.epsilon:.9f}, {ev.bisection_steps} evaluations")
@@ -68,6 +111,8 @@ def run_case(case: str) -> str:
         return (f"{len(bn.nodes)} nodes, sigma_max {ev.sigma_max:.3f} (group DP "
                 f"{len(query.nodes)}), skipped {sum(ev.skipped_quilts.values())}, over budget "
                 f"{sum(ev.over_budget_quilts.values())}")
+    if case.startswith("release-1m"):
+        return _release(kind)
     if case == "exact-andes-1":
         from pufferfish_pgm.queries import query_log_pmf
 
@@ -89,7 +134,9 @@ def child(case: str, cap_gb: float | None) -> None:
         what = f"{type(err).__name__}: {str(err)[:160]}"
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    print(json.dumps({"case": case, "seconds": seconds, "peak_gib": peak, "what": what}))
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+    print(json.dumps({"case": case, "seconds": seconds, "peak_gib": peak, "what": what,
+                      "worker_peak_gib": workers}))
 
 
 def main() -> None:
@@ -110,8 +157,10 @@ def main() -> None:
             print(f"{case:<16} failed: {done.stderr.strip().splitlines()[-1:]}")
             continue
         row = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"{case:<16} {row['seconds']:8.1f} s  {row['peak_gib']:6.2f} GiB  {row['what']}",
-              flush=True)
+        workers = (f" (largest worker {row['worker_peak_gib']:.2f} GiB)"
+                   if row["worker_peak_gib"] > 0.05 else "")
+        print(f"{case:<16} {row['seconds']:8.1f} s  {row['peak_gib']:6.2f} GiB{workers}  "
+              f"{row['what']}", flush=True)
 
 
 if __name__ == "__main__":

@@ -140,3 +140,23 @@ def test_a_dask_cluster_gives_the_serial_result() -> None:
         released = cal.release(data, np.random.SeedSequence(5), chunk_size=100, executor=pool)
     assert on_dask.to_json() == serial.to_json()
     np.testing.assert_array_equal(released.value, expected)
+
+
+def test_chunked_releases_name_the_bad_record_by_its_place_in_the_data() -> None:
+    cal = _calibration()
+    data = [[0] * 12 for _ in range(9)]
+    data[5][3] = 7
+    with pytest.raises(pp.errors.InvalidDataError, match="record 5, node 3: value 7"):
+        cal.release(data, np.random.SeedSequence(0), chunk_size=2)
+    with ThreadPoolExecutor(2) as threads, pytest.raises(pp.errors.InvalidDataError,
+                                                          match="record 5"):
+        cal.release(data, chunk_size=2, executor=threads)
+
+
+def test_an_aggregate_release_sums_every_chunk_before_one_draw() -> None:
+    cal = _calibration()
+    data = np.ones((1000, 12), dtype=int)
+    whole = cal.release(data, np.random.SeedSequence(3), per_user=False).value
+    chunked = cal.release(data, np.random.SeedSequence(3), per_user=False, chunk_size=7).value
+    assert whole == chunked      # same total (12,000), same single draw
+    assert np.ndim(whole) == 0

@@ -38,7 +38,8 @@ from ..queries import Histogram, Query, WeightedQuery, WindowedQuery
 from ..scenarios import Scenario, ScenarioClass, as_class
 from ..secrets import Framework
 
-__all__ = ["Release", "coordinate_names", "encode", "evaluate", "evaluate_codes"]
+__all__ = ["Release", "coordinate_names", "encode", "encode_rows", "evaluate", "evaluate_codes",
+           "records"]
 
 
 def _is_table(data: Any) -> bool:
@@ -114,25 +115,39 @@ def encode(scenarios: ScenarioClass | Scenario, data: Any) -> tuple[np.ndarray, 
 
     cls = as_class(scenarios)
     rows, single = _rows(cls, data)
+    return encode_rows(cls, rows), single
+
+
+def records(scenarios: ScenarioClass | Scenario, data: Any) -> tuple[Any, bool]:
+    """The records of ``data`` in node order, not yet checked (a 2-D array or a list of rows,
+    sliceable into chunks for :func:`encode_rows`), and whether it was a single record."""
+    return _rows(as_class(scenarios), data)
+
+
+def encode_rows(cls: ScenarioClass, rows: Any, first: int = 0) -> np.ndarray:
+    """State codes of already read records (see :func:`records`); ``first`` is the number of
+    the first record, for the messages."""
     width = len(cls.nodes)
     lengths = {len(r) for r in rows} if isinstance(rows, list) else {rows.shape[1]}
     if lengths != {width}:
         bad = next(i for i, r in enumerate(rows) if len(r) != width)
-        raise InvalidDataError(f"record {bad} has {len(rows[bad])} values but the model has "
-                               f"{width} nodes; give one value per node (time step)")
+        raise InvalidDataError(f"record {first + bad} has {len(rows[bad])} values but the model "
+                               f"has {width} nodes; give one value per node (time step)")
     array = np.asarray(rows, dtype=object) if isinstance(rows, list) else rows
     if len(array) == 0:
         raise InvalidDataError("no records given; pass at least one")
     codes = np.empty(array.shape, dtype=np.int64)
     if cls.kind == "chain":
-        codes[:] = _codes_for(array, cls.states_of(cls.nodes[0]), None, cls.nodes)
+        codes[:] = _codes_for(array, cls.states_of(cls.nodes[0]), None, cls.nodes, first)
     else:
         for j, v in enumerate(cls.nodes):
-            codes[:, j] = _codes_for(array[:, j:j + 1], cls.states_of(v), v, cls.nodes)[:, 0]
-    return codes, single
+            codes[:, j] = _codes_for(array[:, j:j + 1], cls.states_of(v), v, cls.nodes,
+                                     first)[:, 0]
+    return codes
 
 
-def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: tuple) -> np.ndarray:
+def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: tuple,
+               first: int = 0) -> np.ndarray:
     flat = values.ravel()
     lookup = {s: i for i, s in enumerate(states)}
     small = values.dtype.kind in "iu" and flat.size and int(flat.max()) - int(flat.min()) < 4096
@@ -154,7 +169,7 @@ def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: tuple) -> np
         value = flat[bad[0]]
         value = value.item() if isinstance(value, np.generic) else value  # not np.int64(5)
         raise InvalidDataError(
-            f"record {row}, node {where!r}: value {value!r} is not a state of the model "
+            f"record {first + row}, node {where!r}: value {value!r} is not a state of the model "
             f"(states: {list(states)}); clean or recode the data"
         )
     return out.reshape(values.shape)

@@ -21,7 +21,14 @@ from ..quilts import PlanEntry
 from ..scenarios import Scenario, ScenarioClass
 from ..secrets import Framework
 from . import _certificate
-from ._release import Release, coordinate_names, encode, evaluate, evaluate_codes
+from ._release import (
+    Release,
+    coordinate_names,
+    encode_rows,
+    evaluate,
+    evaluate_codes,
+    records,
+)
 from .evidence import Evidence, EvidenceT
 
 __all__ = ["Calibration", "Mechanism"]
@@ -33,21 +40,31 @@ RELEASE_CHUNK = 65_536
 def _noisy(cal: Calibration, codes: np.ndarray, rng: Any, single: bool,
            per_user: bool) -> Any:
     """The answers on ``codes`` plus calibrated noise (scale 0: the exact answers)."""
-    cls = cal.framework.scenarios
-    answers = evaluate_codes(cls, cal.query, codes)
+    answers = evaluate_codes(cal.framework.scenarios, cal.query, codes)
     if single:
         answers = answers[0]
     elif not per_user:
         answers = answers.sum(axis=0)
+    return _with_noise(cal, answers, rng)
+
+
+def _with_noise(cal: Calibration, answers: Any, rng: Any) -> Any:
     if cal.scale == 0:  # the audit proved the exact answer is already ε-private
         return answers
     return add_noise(answers, cal.scale, rng=rng, sensitivity=cal.noise_sensitivity())
 
 
+def _chunk_answers(task: tuple) -> Any:
+    """The sum of the exact answers of one chunk of records (module level: it must pickle)."""
+    cal, rows, first, _ = task
+    cls = cal.framework.scenarios
+    return evaluate_codes(cls, cal.query, encode_rows(cls, rows, first)).sum(axis=0)
+
+
 def _noisy_chunk(task: tuple) -> Any:
-    """One chunk of users of a per-user release (a module-level function: it must pickle)."""
-    cal, codes, rng = task
-    return _noisy(cal, codes, rng, False, True)
+    """One chunk of records of a per-user release, read, answered and noised where it runs."""
+    cal, rows, first, rng = task
+    return _noisy(cal, encode_rows(cal.framework.scenarios, rows, first), rng, False, True)
 
 
 def _one_rng(rng: Any) -> Any:
@@ -124,14 +141,18 @@ class Calibration(Generic[EvidenceT]):
         chunks in parallel; the result equals the serial one.
         """
         cls = self.framework.scenarios
-        codes, single = encode(cls, data)
+        rows, single = records(cls, data)
         size = positive_int("chunk_size", chunk_size)
-        if single or not per_user or isinstance(rng, np.random.Generator) and executor is None:
-            noisy = _noisy(self, codes, _one_rng(rng), single, per_user)
+        starts = range(0, max(len(rows), 1), size)
+        if single or isinstance(rng, np.random.Generator) and executor is None:
+            noisy = _noisy(self, encode_rows(cls, rows), _one_rng(rng), single, per_user)
+        elif not per_user:   # the sum over users, chunk by chunk, then one draw
+            tasks = [(self, rows[i:i + size], i, None) for i in starts]
+            total = sum(run_map(_chunk_answers, tasks, executor))
+            noisy = _with_noise(self, total, _one_rng(rng))
         else:
-            parts = [codes[i:i + size] for i in range(0, max(len(codes), 1), size)]
-            tasks = [(self, part, chunk_rng) for part, chunk_rng
-                     in zip(parts, chunk_rngs(rng, len(parts), executor), strict=True)]
+            tasks = [(self, rows[i:i + size], i, chunk_rng) for i, chunk_rng
+                     in zip(starts, chunk_rngs(rng, len(starts), executor), strict=True)]
             noisy = np.concatenate(run_map(_noisy_chunk, tasks, executor))
         return Release(value=noisy, scale=self.scale, epsilon=self.epsilon,
                        mechanism=self.mechanism, query=self.query.name,
