@@ -187,3 +187,26 @@ def test_andes_mqm_on_every_node_completes_under_a_6_gb_address_space_cap() -> N
     assert done.returncode == 0, done.stderr[-2000:]
     scale, peak_kib = map(float, done.stdout.split())
     assert scale <= 222 and peak_kib < 4 * 2**20   # at most group DP; under 4 GiB resident
+
+
+# ----------------------------------------------------------------------------- exact engine
+
+def test_exact_calibration_is_refused_before_computing_laws_over_budget(monkeypatch) -> None:
+    # 2 chains x 40 nodes x 2 states = 80 secrets per chain, 41 counts each: 2 x 80 x 41 x 8 B
+    cls = pp.ScenarioClass([
+        pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 40),
+        pp.MarkovChainScenario([[0.7, 0.3], [0.4, 0.6]], "stationary", 40)])
+    monkeypatch.setenv(BUDGET_ENV, str(2 * 80 * 41 * 8 - 1))
+    with pytest.raises(LimitExceededError, match="exact laws of 80 secrets under 2 scenario"):
+        pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(pp.Framework(cls), Count(1))
+    monkeypatch.setenv(BUDGET_ENV, str(2 * 80 * 41 * 8 + 10**5))   # + the count tables
+    assert pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(pp.Framework(cls), Count(1)).scale > 0
+
+
+def test_chain_count_tables_follow_the_budget_unless_a_cell_cap_is_given(monkeypatch) -> None:
+    mc = pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 200)
+    monkeypatch.setenv(BUDGET_ENV, "100kB")   # 2 tables x 200 x 2 x 201 cells x 8 B = 1.3 MB
+    with pytest.raises(LimitExceededError, match=r"count tables of a chain \(T=200, k=2"):
+        query_log_pmf(mc, Count(1), {5: 1})
+    pmf = query_log_pmf(mc, Count(1), {5: 1}, max_cells=10**6)   # an explicit cap wins
+    assert np.exp(pmf.log_mass).sum() == pytest.approx(1.0)

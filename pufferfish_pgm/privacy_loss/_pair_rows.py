@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .._budget import check_allocation
 from .._parallel import run_map
 from ..distributions import as_distribution
 from ..distributions._log_space import logsumexp
@@ -162,6 +163,16 @@ def refuse_any_start(framework: Any, mechanism: str) -> None:
             )
 
 
+def _check_size(framework: Any, packed: PackedWeights, variants: int) -> None:
+    """Refuse, before computing any law, layouts whose laws would pass the memory budget (all
+    groups' rows are held together through a calibration)."""
+    secrets = len({s for p in framework.pairs for s in (p.first, p.second)})
+    width = sum(int(w.max()) for w in packed.weights.values()) + 1
+    check_allocation(secrets * width * variants * 8,
+                     what=f"the exact laws of {secrets:,} secrets under {variants} scenario(s) "
+                          f"({width:,} values each)")
+
+
 def build_groups(framework: Any, engine_queries: list, matrix: Any, shift: Any,
                  max_grid: int = MAX_GRID, executor: Any = None) -> tuple[list[Group], tuple]:
     """Groups for every fixed-start scenario of the framework (see the module docstring).
@@ -177,6 +188,7 @@ def build_groups(framework: Any, engine_queries: list, matrix: Any, shift: Any,
     tasks = [(theta, variant, framework, packed, layout, max_grid)
              for theta, scenario in enumerate(framework.scenarios)
              for variant in fixed_start_variants(scenario)]
+    _check_size(framework, packed, len(tasks))
     groups, skipped, possible = [], [], set()
     for group, lost, found in run_map(_variant_group, tasks, executor):
         skipped += lost
@@ -228,10 +240,16 @@ class Group:
                    tuple(range(n)))
 
     def log_densities(self, scales: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """Log densities of the noisy release at every grid point (up to a constant)."""
-        out = self.rows if rows is None else self.rows[rows]
-        for axis, (grid, scale) in enumerate(zip(self.grids, scales, strict=True)):
-            out = log_laplace_density(grid, out, float(scale), axis=axis + 1)
+        """Log densities of the noisy release at every grid point (up to a constant), computed
+        a block of rows at a time so the kernel's temporaries stay bounded."""
+        pick = np.arange(len(self.rows)) if rows is None else np.asarray(rows)
+        out = np.empty((pick.size,) + self.rows.shape[1:])
+        step = max(1, CHUNK_CELLS // max(int(np.prod(self.rows.shape[1:])), 1))
+        for lo in range(0, pick.size, step):
+            block = self.rows[pick[lo:lo + step]]
+            for axis, (grid, scale) in enumerate(zip(self.grids, scales, strict=True)):
+                block = log_laplace_density(grid, block, float(scale), axis=axis + 1)
+            out[lo:lo + step] = block
         return out
 
     def epsilons(self, scales: np.ndarray, active: np.ndarray | None = None

@@ -25,13 +25,15 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
+from .._budget import check_allocation
 from ..distributions._log_space import log_convolve, logsumexp
 from ..errors import LimitExceededError
 
 __all__ = ["ChainCountTables"]
 
-#: Default cap on the cells T·k·C of the forward (or backward) table.
-MAX_CELLS = 40_000_000
+#: None: the forward and backward tables (2·T·k·C cells of 8 bytes) are checked against the
+#: memory budget (:mod:`pufferfish_pgm._budget`) instead of a fixed number of cells.
+MAX_CELLS = None
 
 
 def _shift_rows(table: np.ndarray, shifts: np.ndarray, width: int) -> np.ndarray:
@@ -61,12 +63,13 @@ class ChainCountTables:
         Distribution of X_0.
     weights : ndarray (T, k) of int
         Non-negative integer weight of each state at each step.
-    max_cells : int
-        Refuse (LimitExceededError) tables with more than this many cells.
+    max_cells : int or None
+        Refuse (LimitExceededError) tables with more than this many cells; None (default):
+        refuse when the forward and backward tables would pass the memory budget.
     """
 
     def __init__(self, transition: np.ndarray, initial: np.ndarray, weights: np.ndarray,
-                 max_cells: int = MAX_CELLS) -> None:
+                 max_cells: int | None = MAX_CELLS) -> None:
         with np.errstate(divide="ignore"):
             self.log_p = np.log(transition)
             self.log_q0 = np.log(initial)
@@ -76,7 +79,10 @@ class ChainCountTables:
         self.prefix = np.cumsum(reach)              # largest partial sum up to t
         self.width = int(self.prefix[-1]) + 1       # C: counts 0..C-1
         cells = self.length * self.k * self.width
-        if cells > max_cells:
+        if max_cells is None:
+            check_allocation(2 * cells * 8, what=f"the count tables of a chain (T={self.length}, "
+                                                 f"k={self.k}, counts up to {self.width - 1})")
+        elif cells > max_cells:
             raise LimitExceededError(
                 f"the count tables would hold {cells:,} cells (T={self.length}, k={self.k}, "
                 f"counts up to {self.width - 1}); the limit is max_cells={max_cells:,}"

@@ -157,7 +157,8 @@ class LogJointEngine:
     weak-keyed table (:func:`log_joint_engine`), whose values must not refer to their key.
     """
 
-    def __init__(self, scenario: Scenario, packed: PackedWeights, max_cells: int = MAX_CELLS):
+    def __init__(self, scenario: Scenario, packed: PackedWeights,
+                 max_cells: int | None = MAX_CELLS) -> None:
         if isinstance(scenario, MarkovChainScenario) and scenario.initial_is_any:
             raise InvalidModelError(
                 f"chain {scenario.name!r} has initial='any', so the query has no single "
@@ -218,7 +219,7 @@ _ENGINES: weakref.WeakKeyDictionary[Scenario, dict[tuple, LogJointEngine]] = (
 
 
 def log_joint_engine(scenario: Scenario, packed: PackedWeights,
-                     max_cells: int = MAX_CELLS) -> LogJointEngine:
+                     max_cells: int | None = MAX_CELLS) -> LogJointEngine:
     """The :class:`LogJointEngine` of ``scenario`` for ``packed`` (made once, then reused).
 
     Engines are kept per scenario object in a weak-keyed table owned by this module: they
@@ -245,7 +246,7 @@ def _normalised(scenario: Any, codes: dict, log_joint: np.ndarray) -> np.ndarray
 
 
 def query_log_pmf(scenario: Any, query: Any, evidence: Mapping | None = None, *,
-                  max_cells: int = MAX_CELLS) -> CountPmf:
+                  max_cells: int | None = MAX_CELLS) -> CountPmf:
     """Exact ``P(F = c | evidence, θ)`` of an integer-weighted linear query, as log masses.
 
     Parameters
@@ -256,8 +257,8 @@ def query_log_pmf(scenario: Any, query: Any, evidence: Mapping | None = None, *,
         Integer weights are required.
     evidence : dict, optional
         ``{node: state}`` to condition on (a secret).
-    max_cells : int
-        Size limit of a chain's count tables.
+    max_cells : int, optional
+        Size limit (cells) of a chain's count tables; default: the memory budget.
 
     Examples
     --------
@@ -294,7 +295,7 @@ def query_distribution(scenario: Any, query: Any,
 
 
 def joint_query_log_pmf(scenario: Any, queries: Sequence, evidence: Mapping | None = None,
-                        *, max_cells: int = MAX_CELLS) -> JointPmf:
+                        *, max_cells: int | None = MAX_CELLS) -> JointPmf:
     """Exact joint distribution of several integer linear queries given ``evidence``.
 
     Examples
