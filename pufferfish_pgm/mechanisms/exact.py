@@ -56,12 +56,13 @@ __all__ = ["ExactLaplaceMechanism"]
 
 
 def _upper_bracket(groups: list[Group], scalar: bool, epsilon: float,
-                   executor: Any = None) -> tuple[float, float | None, tuple[int, int]]:
+                   transport: list[np.ndarray] | None
+                   ) -> tuple[float, float | None, tuple[int, int]]:
     """A scale that passes by theorem (W∞/ε for one coordinate, else the L1 diameter / ε),
     the Wasserstein scale (None for vectors) and the pair of largest W∞ as (group, pair)."""
-    if scalar:
+    if transport is not None:
         pick, top = (0, 0), -1.0
-        for g, w in enumerate(run_map(group_w_infinity, groups, executor)):
+        for g, w in enumerate(transport):
             i = int(np.argmax(w))
             if w[i] > top:
                 top, pick = float(w[i]), (g, i)
@@ -122,7 +123,8 @@ class ExactLaplaceMechanism(Mechanism):
                 audit=None, coverage=coverage, skipped=skipped, coordinates=tuple(names),
                 wasserstein_scale=0.0 if scalar else None,
                 note="releasing F itself already meets epsilon: no noise needed"))
-        start, w_scale, pick = _upper_bracket(groups, scalar, self.epsilon, executor)
+        transport = run_map(group_w_infinity, groups, executor) if scalar else None
+        start, w_scale, pick = _upper_bracket(groups, scalar, self.epsilon, transport)
         reports: list[AuditReport] = []
 
         def final(scale: float) -> bool:   # the full report, computed once, is the final check
@@ -131,7 +133,7 @@ class ExactLaplaceMechanism(Mechanism):
             return reports[-1].passes(self.epsilon, SLACK)
 
         scale, steps, upper = smallest_passing_scale(groups, self.epsilon, start, self.rtol,
-                                                     pick, final)
+                                                     pick, final, transport)
         report = reports[-1]
         return self._calibration(framework, query, scale, ExactEvidence(
             audit=report, coverage=coverage, skipped=skipped, coordinates=tuple(names),

@@ -19,7 +19,10 @@ kernel evaluates it exactly at every positive scale. So:
   checked at the result; failing pairs start the next round from there.
 * the returned scale is checked on **every** pair (not only the unpruned ones); a pair
   failing there (rounding) restarts the search above it, so the result always passed its
-  final audit.
+  final audit;
+* with per-pair W∞ given (``transport``), a pair is not evaluated at a scale λ where
+  ``W∞/λ <= ε``: its realised ε is at most W∞/λ there (the coupling argument of
+  :func:`exact_laplace_scale`), so it passes by theorem. The final check still evaluates it.
 
 Examples
 --------
@@ -97,19 +100,24 @@ def scale_floor(groups: Sequence[Group]) -> float:
 
 
 def _passes(groups: Sequence[Group], active: list[np.ndarray], scale: float,
-            epsilon: float) -> tuple[bool, list[np.ndarray], tuple[int, int] | None]:
+            epsilon: float, transport: Sequence[np.ndarray] | None = None
+            ) -> tuple[bool, list[np.ndarray], tuple[int, int] | None]:
     """Do all active pairs pass at ``scale``? Returns that, the per-group masks of passing
-    pairs and the failing pair with the largest realised ε, as (group, pair), if any."""
+    pairs and the failing pair with the largest realised ε, as (group, pair), if any. Pairs
+    whose W∞/scale is at most ε (``transport``) pass without evaluation."""
     ok, top = True, -1.0
     passed: list[np.ndarray] = []
     worst: tuple[int, int] | None = None
     limit = epsilon * (1.0 + SLACK)
     for g, (group, mask) in enumerate(zip(groups, active, strict=True)):
+        proven = (np.zeros_like(mask) if transport is None
+                  else mask & (transport[g] / scale <= epsilon))
+        mask = mask & ~proven
         if not mask.any():
-            passed.append(mask)
+            passed.append(proven)
             continue
         eps, _ = group.epsilons(np.full(len(group.grids), scale), mask)
-        good = np.zeros_like(mask)
+        good = proven.copy()
         good[np.flatnonzero(mask)] = eps <= limit
         ok = ok and bool(good[mask].all())
         passed.append(good)
@@ -124,7 +132,8 @@ def _prune(active: list[np.ndarray], passed: list[np.ndarray]) -> list[np.ndarra
 
 
 def _bisect(groups: Sequence[Group], active: list[np.ndarray], epsilon: float, lo: float, hi: float,
-            rtol: float, floor: float) -> tuple[float, float, int]:
+            rtol: float, floor: float,
+            transport: Sequence[np.ndarray] | None = None) -> tuple[float, float, int]:
     """Shrink ``[lo, hi]`` (``hi`` passes; ``lo`` fails, or 0 for "unknown") to relative width
     ``rtol``; returns (lo, hi, evaluations). With ``lo = 0`` a failing scale is first sought
     by descending from ``hi`` by factors of 16, down to ``floor``, which is returned as
@@ -132,7 +141,7 @@ def _bisect(groups: Sequence[Group], active: list[np.ndarray], epsilon: float, l
     steps = 0
     while lo <= 0.0:
         trial = max(hi / 16.0, floor)
-        ok, passed, _ = _passes(groups, active, trial, epsilon)
+        ok, passed, _ = _passes(groups, active, trial, epsilon, transport)
         steps += 1
         if ok:
             hi = trial
@@ -142,7 +151,7 @@ def _bisect(groups: Sequence[Group], active: list[np.ndarray], epsilon: float, l
             lo, active = trial, _prune(active, passed)
     while hi - lo > rtol * hi:
         mid = float(np.sqrt(lo * hi)) if hi > 4.0 * lo else 0.5 * (lo + hi)
-        ok, passed, _ = _passes(groups, active, mid, epsilon)
+        ok, passed, _ = _passes(groups, active, mid, epsilon, transport)
         steps += 1
         if ok:
             hi = mid
@@ -153,7 +162,8 @@ def _bisect(groups: Sequence[Group], active: list[np.ndarray], epsilon: float, l
 
 def smallest_passing_scale(groups: Sequence[Group], epsilon: float, upper: float,
                            rtol: float = 1e-9, first: tuple[int, int] = (0, 0),
-                           final: Callable[[float], bool] | None = None
+                           final: Callable[[float], bool] | None = None,
+                           transport: Sequence[np.ndarray] | None = None
                            ) -> tuple[float, int, float]:
     """Smallest scale passing for every pair, up to ``rtol`` (see the module docstring).
 
@@ -161,8 +171,10 @@ def smallest_passing_scale(groups: Sequence[Group], epsilon: float, upper: float
     bisected alone first (the pair of largest W∞ or noiseless loss). ``final(scale)``, if
     given, must evaluate EVERY pair at ``scale`` and say whether all pass (within ``SLACK``);
     it replaces the built-in final check, so a caller that needs the full audit report anyway
-    computes it once. Returns (scale, evaluations, the upper bracket used). Call only when the
-    noiseless loss exceeds ``ε (1 - NOISELESS_MARGIN)``; the result is positive.
+    computes it once. ``transport``, if given, holds each group's per-pair W∞ (pairs passing
+    by W∞/λ <= ε are not evaluated before the final check). Returns (scale, evaluations, the
+    upper bracket used). Call only when the noiseless loss exceeds ``ε (1 - NOISELESS_MARGIN)``;
+    the result is positive.
     """
     every = [np.ones(len(g.pairs), dtype=bool) for g in groups]
     active = [m.copy() for m in every]
@@ -176,7 +188,7 @@ def smallest_passing_scale(groups: Sequence[Group], epsilon: float, upper: float
                 break
             upper *= 2.0
         lo_single, hi, n = _bisect(groups, single, epsilon, lo, upper, rtol, floor)
-        ok, passed, worst = _passes(groups, active, hi, epsilon)
+        ok, passed, worst = _passes(groups, active, hi, epsilon, transport)
         steps += n + 2
         if ok:
             steps += 1
