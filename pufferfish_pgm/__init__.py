@@ -13,8 +13,9 @@ True
 True
 """
 
-from .accountant import PrivacyAccountant, joint_audit
+from .accountant import ContinualRelease, PrivacyAccountant, joint_audit
 from .errors import (
+    BudgetExceededError,
     CertificateError,
     CompositionError,
     ImpossibleSecretError,
@@ -73,9 +74,11 @@ __all__ = [
     "AuditReport",
     "BayesianNetworkScenario",
     "BlowfishLaplaceMechanism",
+    "BudgetExceededError",
     "Calibration",
     "CertificateError",
     "CompositionError",
+    "ContinualRelease",
     "ContinuousSumMechanism",
     "Count",
     "EntryDPMechanism",

@@ -17,6 +17,7 @@ True
 from __future__ import annotations
 
 __all__ = [
+    "BudgetExceededError",
     "CertificateError",
     "CompositionError",
     "ImpossibleSecretError",
@@ -88,6 +89,14 @@ class LimitExceededError(PufferfishError, ValueError):
 
 class CompositionError(PufferfishError, ValueError):
     """A composition of releases whose privacy is not proven was requested."""
+
+
+class BudgetExceededError(CompositionError):
+    """A release would bring the proven total ε of a continual release above its budget.
+
+    A :class:`CompositionError` (and so a ``ValueError``): the composition is proven, but it
+    costs more than the user allowed. Raised before any data is read or noise drawn.
+    """
 
 
 class MissingDependencyError(PufferfishError, ImportError):

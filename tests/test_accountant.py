@@ -385,8 +385,8 @@ def test_public_names_survive_the_split() -> None:
     from pufferfish_pgm.accountant import _composition_rules as rules
 
     assert sorted(accountant.__all__) == [
-        "GroupAccount", "PrivacyAccountant", "RecordedRelease", "full_range", "joint_audit",
-        "pair_range", "quilt_bound"]
+        "ContinualRelease", "GroupAccount", "PrivacyAccountant", "RecordedRelease",
+        "full_range", "joint_audit", "pair_range", "quilt_bound"]
     assert all(hasattr(accountant, name) for name in accountant.__all__)
     assert (accountant.full_range, accountant.pair_range, accountant.quilt_bound) == (
         rules.full_range, rules.pair_range, rules.quilt_bound)

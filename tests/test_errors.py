@@ -29,6 +29,7 @@ from pufferfish_pgm.errors import (
 from pufferfish_pgm.secrets import NodeSecret, SecretPair
 
 BUILTIN = {
+    "BudgetExceededError": ValueError,
     "CertificateError": ValueError,
     "CompositionError": ValueError,
     "ImpossibleSecretError": ValueError,
