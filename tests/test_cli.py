@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pufferfish_pgm.cli import main
@@ -299,3 +300,53 @@ def test_calibrate_with_the_exact_quilt_mechanism(capsys):
     quilt = json.loads(out)["scale"]
     code, out, _ = run(capsys, "calibrate", *SMALL, "--mechanism", "mqm", "--json")
     assert 0 < quilt <= json.loads(out)["scale"]   # never noisier than MQM
+
+
+ORDONEZ = Path(__file__).resolve().parents[2] / "shared" / "data-real"
+
+
+def _log(tmp_path: Path) -> Path:
+    """Two users, three whole days each (the first and last calendar days are dropped)."""
+    rows = ["user,start,end,state"]
+    for user in ("ann", "bob"):
+        for day in range(1, 6):
+            rows += [f"{user},2024-01-0{day} 00:00,2024-01-0{day} 07:00,sleep",
+                     f"{user},2024-01-0{day} 07:00,2024-01-0{day} 09:00,walk",
+                     f"{user},2024-01-0{day} 09:00,2024-01-0{day + 1} 00:00,sit"]
+    path = tmp_path / "log.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_release_from_event_logs_gives_one_profile_per_day(tmp_path, capsys):
+    code, out, err = run(capsys, "release", "--events", str(_log(tmp_path)), "--slot", "1h",
+                         "--window", "6h", "--query", "count:walk", "--seed", "1", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    # days 2, 3 and 4 of each user; 24 one-hour slots in 4 windows of 6
+    assert result["days"] == [[u, f"2024-01-0{d}"] for u in ("ann", "bob") for d in (2, 3, 4)]
+    assert result["coordinates"] == [f"count(walk)@[{a},{a + 6})" for a in (0, 6, 12, 18)]
+    assert np.array(result["values"]).shape == (6, 4)
+
+
+@pytest.mark.skipif(not (ORDONEZ / "OrdonezA_ADLs.txt").is_file(),
+                    reason="the Ordóñez logs are only in ../shared")
+def test_release_from_the_ordonez_logs(capsys):
+    files = [str(ORDONEZ / "OrdonezA_ADLs.txt"), str(ORDONEZ / "OrdonezB_ADLs.txt")]
+    code, out, err = run(capsys, "release", "--events", files[0], "--events", files[1],
+                         "--fill", "Idle", "--query", "count:Sleeping")
+    assert code == 0, err
+    assert "33 days, 144 slots of 10min" in out and "repaired OrdonezA_ADLs.txt" in out
+    assert "count(Sleeping)@[0,6)" in out
+
+
+@pytest.mark.parametrize(("extra", "fragment"), [
+    (["--data", "x.csv"], "exactly one of --data"),
+    (["--window", "7min"], "whole number of 1h slots"),
+    (["--window", "soon"], "not a duration"),
+    (["--query", "count:fly"], "count:ACTIVITY"),
+])
+def test_bad_event_options_exit_2_with_one_line(tmp_path, capsys, extra, fragment):
+    code, _, err = run(capsys, "release", "--events", str(_log(tmp_path)), "--slot", "1h",
+                       *extra)
+    assert code == 2 and fragment in err and err.count("\n") == 1, err

@@ -242,6 +242,13 @@ def release(args: argparse.Namespace) -> dict:
     never recalibrated); ``--epsilon``, ``--mechanism`` and ``--query``, if given, must agree
     with it.
     """
+    if (args.data is None) == (args.events is None):
+        raise InvalidParameterError("release needs exactly one of --data FILE (a CSV) and "
+                                    "--events FILE (activity logs)")
+    if args.events:
+        from ._events import release_events  # deferred: only the events path reads logs
+
+        return release_events(args)
     if args.calibration:
         fw = _framework(args)
         cal = Calibration.from_json(_read_certificate(args.calibration), fw)

@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 "release a sample day, print a table"),
                        ("plan", "Markov quilts per secret node"),
                        ("calibrate", "noise scale of one mechanism"),
-                       ("release", "release noisy answers for data in a CSV file"),
+                       ("release", "release noisy answers for data in a CSV file, or a "
+                                   "private activity profile per day from event logs"),
                        ("audit", "exact realised epsilon of a Laplace scale or a mechanism"),
                        ("compare", "all mechanisms side by side"),
                        ("verify", "re-prove a calibration certificate for the model")]:
@@ -72,8 +73,18 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "calibrate":
             p.add_argument("--out", help="write the calibration certificate (JSON) to this path")
         if name == "release":
-            p.add_argument("--data", required=True, help="CSV: one row per user; columns are "
-                                                         "nodes (network) or time steps (chain)")
+            p.add_argument("--data", help="CSV: one row per user; columns are nodes (network) "
+                                          "or time steps (chain)")
+            p.add_argument("--events", action="append", metavar="FILE",
+                           help="an activity log (Ordóñez ADL file, or CSV with columns user, "
+                                "start, end, state); repeat for several homes. Fits one chain "
+                                "per user and releases a count of one activity per window "
+                                "and day (instead of --data and --model)")
+            p.add_argument("--slot", default="10min", help="with --events: slot length "
+                                                           "(default 10min)")
+            p.add_argument("--window", default="1h", help="with --events: window of the "
+                                                          "released counts (default 1h)")
+            p.add_argument("--fill", help="with --events: state of slots no event covers")
             p.add_argument("--calibration", help="release with this certificate's scale (from "
                                                  "calibrate --out), without recalibrating")
             p.set_defaults(epsilon=None, mechanism=None)  # given: must agree with --calibration
