@@ -5,13 +5,13 @@ non-commercial terms, see ../shared/data-real/README.md) are read from ``../shar
 when that folder exists; they are never copied into this repository. Otherwise a documented
 synthetic generator produces days of the same shape.
 
-Each day becomes one sequence of ``24 * 60 // slot_minutes`` slots labelled by the activity
-covering the slot's midpoint ("Idle" where no interval covers it).
+Each whole calendar day becomes one sequence of ``24 * 60 // slot_minutes`` slots labelled by
+the activity covering the slot's midpoint ("Idle" where no interval covers it), by the
+library's own ``pp.read_ordonez(..., repair=True)`` and ``pp.sequences_from_events``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -20,35 +20,22 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data-real"
 IDLE = "Idle"
 
 
-def _intervals(path: Path) -> list[tuple[datetime, datetime, str]]:
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
-        fields = [f.strip() for f in line.split("\t") if f.strip()]
-        if len(fields) != 3:
-            continue
-        start, end = (datetime.strptime(f, "%Y-%m-%d %H:%M:%S") for f in fields[:2])
-        if end > start:  # three rows of home A end before they start: dropped
-            rows.append((start, end, fields[2]))
-    return rows
+def _real_days(slot_minutes: int) -> tuple[list[list[str]], list[str]]:
+    """Both homes' logs through the library: repaired (the report is printed), cut into
+    slots, gaps labelled Idle; one row per whole calendar day."""
+    import warnings
 
+    import pandas as pd
 
-def _days(rows: list, slot_minutes: int) -> list[list[str]]:
-    first = min(r[0] for r in rows).replace(hour=0, minute=0, second=0)
-    last = max(r[1] for r in rows)
-    slots = 24 * 60 // slot_minutes
-    days = []
-    day = first
-    while day < last:
-        mids = [day + timedelta(minutes=slot_minutes * (i + 0.5)) for i in range(slots)]
-        labels = [IDLE] * slots
-        for start, end, act in rows:
-            for i, m in enumerate(mids):
-                if start <= m < end:
-                    labels[i] = act
-        if any(lab != IDLE for lab in labels):
-            days.append(labels)
-        day += timedelta(days=1)
-    return days
+    import pufferfish_pgm as pp
+
+    with warnings.catch_warnings(record=True) as repaired:
+        warnings.simplefilter("always", UserWarning)
+        logs = [pp.read_ordonez(DATA / f"Ordonez{h}_ADLs.txt", user=h, repair=True) for h in "AB"]
+    for w in repaired:
+        print(f"repaired {w.message}")
+    wide = pp.sequences_from_events(pd.concat(logs), slot=f"{slot_minutes}min", fill=IDLE)
+    return wide.to_numpy().tolist(), list(wide.index.get_level_values(0))
 
 
 def synthetic_days(n_days: int, home: str, slot_minutes: int, seed: int) -> list[list[str]]:
@@ -76,13 +63,8 @@ def synthetic_days(n_days: int, home: str, slot_minutes: int, seed: int) -> list
 
 def load_days(slot_minutes: int = 10) -> tuple[list[list[str]], list[str], str]:
     """(days, home label per day, source description)."""
-    files = {h: DATA / f"Ordonez{h}_ADLs.txt" for h in "AB"}
-    if all(p.is_file() for p in files.values()):
-        days, homes = [], []
-        for home, path in files.items():
-            mine = _days(_intervals(path), slot_minutes)
-            days += mine
-            homes += [home] * len(mine)
+    if all((DATA / f"Ordonez{h}_ADLs.txt").is_file() for h in "AB"):
+        days, homes = _real_days(slot_minutes)
         return days, homes, "Ordóñez ADL labels (real data, ../shared/data-real)"
     days = synthetic_days(14, "A", slot_minutes, 1) + synthetic_days(21, "B", slot_minutes, 2)
     return days, ["A"] * 14 + ["B"] * 21, "synthetic days (real data folder not found)"

@@ -23,8 +23,8 @@ def _load(name: str):
 
 
 @pytest.mark.slow
-def test_activity_timeseries_every_mechanism_passes_its_audit(capsys):
-    rows = _load("activity_timeseries").main(epsilon=1.0)
+def test_activity_timeseries_every_mechanism_passes_its_audit(capsys, tmp_path):
+    rows = _load("activity_timeseries").main(epsilon=1.0, picture=tmp_path / "profile.png")
     assert [r[0] for r in rows] == ["GroupDP", "MarkovQuilt", "Wasserstein", "ExactLaplace"]
     for _, scale, realised in rows:
         assert scale > 0 and realised <= 1.0 + 1e-9
@@ -32,7 +32,9 @@ def test_activity_timeseries_every_mechanism_passes_its_audit(capsys):
     # exact calibration never needs more noise than Wasserstein, which never needs more than
     # group DP (W_inf <= T for a count)
     assert scales["ExactLaplace"] <= scales["Wasserstein"] <= scales["GroupDP"]
-    assert "released" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "released" in out and "14/14 days released" in out and "spent ε = 1" in out
+    assert (tmp_path / "profile.png").is_file()
 
 
 def test_correlated_records_entry_dp_leaks_and_others_do_not():
