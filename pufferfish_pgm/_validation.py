@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -51,3 +53,26 @@ def positive_int(name: str, value: object, minimum: int = 1) -> int:
     if int(value) < minimum:
         raise InvalidParameterError(f"{name} must be >= {minimum}, got {int(value)}")
     return int(value)
+
+
+def node_tuple(nodes: Any, what: str = "the query's nodes") -> tuple | None:
+    """``nodes`` as a tuple: None stays None, one node name (a str or int) is one node, an
+    empty list is refused.
+
+    Examples
+    --------
+    >>> node_tuple("lung"), node_tuple(3), node_tuple([0, 1]), node_tuple(None)
+    (('lung',), (3,), (0, 1), None)
+    """
+    if nodes is None:
+        return None
+    if isinstance(nodes, (str, int, np.integer)):
+        return (nodes,)
+    if not isinstance(nodes, Iterable):
+        raise ParameterTypeError(f"{what} must be a list of node names (or one name), got the "
+                                 f"{type(nodes).__name__} {nodes!r}")
+    out = tuple(nodes)
+    if not out:
+        raise InvalidParameterError(f"{what} are empty; give at least one node, or None for "
+                                    "every node")
+    return out

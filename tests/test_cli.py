@@ -350,3 +350,12 @@ def test_bad_event_options_exit_2_with_one_line(tmp_path, capsys, extra, fragmen
     code, _, err = run(capsys, "release", "--events", str(_log(tmp_path)), "--slot", "1h",
                        *extra)
     assert code == 2 and fragment in err and err.count("\n") == 1, err
+
+
+def test_useless_noise_is_said_in_the_summary_and_the_json(capsys):
+    # issue 14, new-user item 5: MQM equal to group DP, a scale above the query's range
+    code, out, _ = run(capsys, "calibrate", "--length", "6", "--json")
+    notes = json.loads(out)["notes"]
+    code2, text, _ = run(capsys, "calibrate", "--length", "6")
+    assert code == code2 == 0
+    assert any("group DP" in n for n in notes) and "group DP" in text

@@ -16,6 +16,7 @@ from pufferfish_pgm import errors
 from pufferfish_pgm._validation import positive_finite, positive_int
 from pufferfish_pgm.errors import (
     ImpossibleSecretError,
+    InvalidDataError,
     InvalidModelError,
     InvalidParameterError,
     ModelFileError,
@@ -328,7 +329,43 @@ BAD_INPUTS: list[tuple[str, Callable[[Path], object], type, type, str]] = [
     ("pgmpy-model-wrong-type",
      lambda _: pp.BayesianNetworkScenario("asia.bif"),
      ParameterTypeError, TypeError, "got str"),
+    # the new-user list of issue 14, items 7-9: each raised a raw exception or said the wrong
+    # thing before (StopIteration, IndexError later, TypeError, "unknown node 'l'", less noise)
+    ("release-empty-frame",
+     lambda _: _calibration().release(__import__("pandas").DataFrame()),
+     InvalidDataError, ValueError, "no records given"),
+    ("count-over-no-node",
+     lambda _: pp.Count(1, nodes=[]),
+     InvalidParameterError, ValueError, "the query's nodes are empty"),
+    ("framework-of-none",
+     lambda _: pp.Framework(None),
+     ParameterTypeError, TypeError, "got the NoneType None"),
+    ("framework-of-a-pgmpy-model",
+     lambda _: pp.Framework(load_network("asia").to_pgmpy()),
+     ParameterTypeError, TypeError, "wrap it first: BayesianNetworkScenario(model)"),
+    ("unhashable-state-names",
+     lambda _: pp.MarkovChainScenario([[1.0]], "stationary", 3, states=[["a"]]),
+     ParameterTypeError, TypeError, "state names must be hashable"),
+    ("eigengap-above-one",
+     lambda _: pp.mqm_approx_scale(pi_min=0.3, eigengap=2, epsilon=1.0, length=10),
+     InvalidParameterError, ValueError, "eigengap must be between 0 and 1, got 2"),
+    ("histogram-over-mixed-state-spaces",
+     lambda _: pp.GroupDPMechanism(epsilon=1.0).calibrate(pp.Framework(load_network("alarm")),
+                                                          pp.Histogram()),
+     InvalidParameterError, ValueError, "a histogram needs nodes that share one state space"),
 ]
+
+
+def _calibration() -> pp.Calibration:
+    mc = chain([[0.9, 0.1], [0.2, 0.8]])
+    return pp.GroupDPMechanism(epsilon=1.0).calibrate(pp.Framework(mc), pp.Count(1))
+
+
+def test_one_node_name_is_one_node_not_its_letters() -> None:
+    asia = load_network("asia")
+    assert {p.first.node for p in pp.secret_pairs(asia, nodes="lung")} == {"lung"}
+    assert pp.Count("yes", nodes="lung").nodes == ("lung",)
+    assert pp.Count(1, nodes=3).nodes == (3,)
 
 
 @pytest.mark.parametrize(("call", "library", "builtin", "fragment"),

@@ -216,7 +216,7 @@ def calibrate(args: argparse.Namespace) -> dict:
     cal = mech.calibrate(fw, query)
     text = f"{_describe(fw, query, args.epsilon)}\n{cal.summary()}"
     out = {"mechanism": cal.mechanism, "scale": cal.scale, "epsilon": cal.epsilon,
-           "query": query.name, "query_nodes": _json_nodes(query)}
+           "query": query.name, "query_nodes": _json_nodes(query), "notes": cal.notes()}
     if getattr(args, "out", None):
         Path(args.out).write_text(cal.to_json(mechanism=mech) + "\n", encoding="utf-8")
         text += f"\ncertificate written to {args.out}"

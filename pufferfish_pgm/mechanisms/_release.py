@@ -128,6 +128,8 @@ def encode_rows(cls: ScenarioClass, rows: Any, first: int = 0) -> np.ndarray:
     """State codes of already read records (see :func:`records`); ``first`` is the number of
     the first record, for the messages."""
     width = len(cls.nodes)
+    if len(rows) == 0:
+        raise InvalidDataError("no records given; pass at least one")
     lengths = {len(r) for r in rows} if isinstance(rows, list) else {rows.shape[1]}
     if lengths != {width}:
         bad = next(i for i, r in enumerate(rows) if len(r) != width)

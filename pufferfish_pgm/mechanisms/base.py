@@ -37,6 +37,15 @@ __all__ = ["Calibration", "Mechanism"]
 RELEASE_CHUNK = 65_536
 
 
+def _query_range(query: Query, cls: ScenarioClass) -> float | None:
+    """max F − min F of a scalar weighted query (None for vectors and other queries)."""
+    table = getattr(query, "weight_table", None)
+    if table is None:
+        return None
+    weights = np.asarray(table(cls), dtype=float)
+    return float(np.sum(np.nanmax(weights, axis=1) - np.nanmin(weights, axis=1)))
+
+
 def _noisy(cal: Calibration, codes: np.ndarray, rng: Any, single: bool,
            per_user: bool) -> Any:
     """The answers on ``codes`` plus calibrated noise (scale 0: the exact answers)."""
@@ -49,9 +58,7 @@ def _noisy(cal: Calibration, codes: np.ndarray, rng: Any, single: bool,
 
 
 def _with_noise(cal: Calibration, answers: Any, rng: Any) -> Any:
-    if cal.scale == 0:  # the audit proved the exact answer is already ε-private
-        return answers
-    return add_noise(answers, cal.scale, rng=rng, sensitivity=cal.noise_sensitivity())
+    return cal.noisy(answers, rng)
 
 
 def _chunk_answers(task: tuple) -> Any:
@@ -103,10 +110,10 @@ class Calibration(Generic[EvidenceT]):
     >>> from pufferfish_pgm.scenarios import MarkovChainScenario
     >>> from pufferfish_pgm.queries import Count
     >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 3))
-    >>> cal = Calibration(mechanism="by hand", epsilon=1.0, scale=3.0, query=Count(1),
+    >>> cal = Calibration(mechanism="by hand", epsilon=1.0, scale=2.0, query=Count(1),
     ...                   framework=fw)
     >>> cal.summary(), cal.evidence
-    ('by hand: scale 3 for count(1) at ε=1.0', Evidence())
+    ('by hand: scale 2 for count(1) at ε=1.0', Evidence())
     """
 
     mechanism: str
@@ -158,6 +165,17 @@ class Calibration(Generic[EvidenceT]):
                        mechanism=self.mechanism, query=self.query.name,
                        coordinates=coordinate_names(cls, self.query))
 
+    def noisy(self, answers: Any, rng: Any = None) -> Any:
+        """``answers`` plus this calibration's noise: the one place a release draws noise.
+
+        Laplace(scale) through :func:`~pufferfish_pgm.noise.add_noise`; scale 0 returns the
+        answers (the audit proved them ε-private). A calibration whose noise is another law
+        (``OptimalCalibration``) overrides this method.
+        """
+        if self.scale == 0:
+            return answers
+        return add_noise(answers, self.scale, rng=rng, sensitivity=self.noise_sensitivity())
+
     def noise_sensitivity(self) -> float:
         """The distance between neighbouring answers that sets the grid of real-valued noise
         (the query's Lipschitz constant; Blowfish uses its policy sensitivity)."""
@@ -196,8 +214,37 @@ class Calibration(Generic[EvidenceT]):
         return Calibration(**_certificate.read(text, framework))
 
     def summary(self) -> str:
-        """One line: mechanism, scale, query and ε."""
-        return f"{self.mechanism}: scale {self.scale:.6g} for {self.query.name} at ε={self.epsilon}"
+        """One line: mechanism, scale, query and ε, then any :meth:`notes`."""
+        line = f"{self.mechanism}: scale {self.scale:.6g} for {self.query.name} at ε={self.epsilon}"
+        return "; ".join([line, *self.notes()])
+
+    def notes(self) -> list[str]:
+        """What a user should know before releasing: the noise is as large as group DP's
+        (every secret node kept the empty quilt), or larger than the query's whole range.
+
+        Examples
+        --------
+        >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+        >>> from pufferfish_pgm.secrets import Framework
+        >>> from pufferfish_pgm.queries import Count
+        >>> from pufferfish_pgm.mechanisms.markov_quilt import MarkovQuiltMechanism
+        >>> sticky = MarkovChainScenario([[0.99, 0.01], [0.01, 0.99]], "stationary", 4)
+        >>> for note in MarkovQuiltMechanism(epsilon=1.0).calibrate(Framework(sticky),
+        ...                                                      Count(1)).notes():
+        ...     print(note[:60])
+        no Markov quilt helps: this is the noise of group DP
+        the noise scale 4 is at least the query's whole range 4: rel
+        """
+        out = []
+        trivial = getattr(self.evidence, "trivial_nodes", None)
+        if trivial is not None and self.plan and trivial == len(self.plan):
+            out.append("no Markov quilt helps: this is the noise of group DP")
+        span = _query_range(self.query, self.framework.scenarios)
+        if span is not None and self.scale >= span > 0:
+            out.append(f"the noise scale {self.scale:.6g} is at least the query's whole range "
+                       f"{span:.6g}: releases say little and may fall outside it (clipping "
+                       "them is post-processing and keeps the guarantee)")
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -219,8 +219,10 @@ def mqm_approx_plan(pi_min: float, eigengap: float, epsilon: float, length: int,
         raise InvalidParameterError(f"pi_min is a probability, got {pi_min}")
     if isinstance(eigengap, (bool, np.bool_)) or not isinstance(eigengap, (int, float)):
         raise ParameterTypeError(f"eigengap must be a real number, got {eigengap!r}")
-    if not 0 <= eigengap < np.inf:
-        raise InvalidParameterError(f"eigengap must be finite and >= 0, got {eigengap!r}")
+    if not 0 <= eigengap <= 1:
+        raise InvalidParameterError(
+            f"eigengap must be between 0 and 1, got {eigengap!r}: it is 1 - |λ| for the "
+            "transition matrix's second-largest eigenvalue modulus |λ| (see chain_mixing)")
     epsilon = positive_finite("epsilon", epsilon)
     length = positive_int("length", length)
     nodes = np.arange(length)

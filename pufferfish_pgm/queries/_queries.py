@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .._validation import node_tuple
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..scenarios import Scenario, ScenarioClass, as_class
 
@@ -142,7 +143,7 @@ class LinearQuery:
                     "integer weights (scale them, or pass integer=False for MQM-only use)"
                 )
         object.__setattr__(self, "weights", tuple(weights.items()))
-        object.__setattr__(self, "nodes", None if nodes is None else tuple(nodes))
+        object.__setattr__(self, "nodes", node_tuple(nodes))
         object.__setattr__(self, "integer", bool(integer))
 
     @property
@@ -229,6 +230,9 @@ class Histogram:
 
     nodes: tuple | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nodes", node_tuple(self.nodes))
+
     @property
     def name(self) -> str:
         return "histogram"
@@ -238,6 +242,9 @@ class Histogram:
         return 2.0
 
     def lipschitz_for(self, scenarios: ScenarioClass | Scenario) -> float:
+        """2, after checking the nodes share one state space (so a calibration that would fail
+        at release fails now)."""
+        self.bars(scenarios)
         return 2.0
 
     def node_list(self, scenarios: ScenarioClass | Scenario) -> tuple:
@@ -248,7 +255,11 @@ class Histogram:
         cls = as_class(scenarios)
         nodes = self.node_list(cls)
         states = cls.states_of(nodes[0])
-        if any(cls.states_of(v) != states for v in nodes):
-            raise InvalidParameterError("a histogram needs nodes that share one state space")
+        other = next((v for v in nodes if cls.states_of(v) != states), None)
+        if other is not None:
+            raise InvalidParameterError(
+                f"a histogram needs nodes that share one state space, but node {nodes[0]!r} has "
+                f"{list(states)} and node {other!r} has {list(cls.states_of(other))}; pass "
+                "Histogram(nodes=[...]) over nodes of one kind, or one Count per state")
         return tuple(Count(s, self.nodes) for s in states)
 

@@ -24,6 +24,7 @@ from typing import Any
 import networkx as nx  # type: ignore[import-untyped]  # networkx ships no type hints
 import numpy as np
 
+from .._validation import node_tuple
 from ..errors import ImpossibleSecretError, InvalidParameterError, ParameterTypeError
 from ..inference import conditional, secret_probability
 from ..scenarios import MarkovChainScenario, Scenario, ScenarioClass, as_class
@@ -175,7 +176,7 @@ def secret_pairs(scenarios: Any, nodes: Iterable | None = None,
     (6, 2)
     """
     cls = as_class(scenarios)
-    chosen = cls.nodes if nodes is None else tuple(nodes)
+    chosen = cls.nodes if nodes is None else node_tuple(nodes, "the secret nodes") or ()
     pairs: list[SecretPair] = []
     check = cls.members[0].check_node
     for v in chosen:
