@@ -219,3 +219,18 @@ def test_cached_engines_are_reused_and_do_not_keep_their_scenario_alive() -> Non
     del asia, chain, scenario, engine
     gc.collect()
     assert all(s() is None and e() is None for s, e in alive)
+
+
+def test_network_laws_keep_tails_far_below_the_float_range() -> None:
+    # an almost deterministic alternating chain, as a network: the count's far tail needs many
+    # transitions of probability 1e-20 (masses down to e^-2673 given X_7 = 0). The network
+    # engine used to lose 41 of these 59 masses to underflow; the chain engine (log space) is
+    # the reference, and the two must now agree on every mass.
+    mc = MarkovChainScenario([[1e-20, 1 - 1e-20], [1 - 1e-20, 1e-20]], [1.0, 0.0], 60)
+    chain = query_log_pmf(mc, Count(1), {7: 0})
+    network = query_log_pmf(mc.to_bayesian_network(), Count(1), {7: 0})
+    finite = np.isfinite(chain.log_mass)
+    assert finite.sum() == 59 and chain.log_mass.min() < -2600
+    np.testing.assert_array_equal(np.isfinite(network.log_mass), finite)
+    np.testing.assert_allclose(network.log_mass[finite], chain.log_mass[finite], rtol=1e-13,
+                               atol=1e-9)

@@ -6,7 +6,11 @@ coefficient of ``z^c``. A node ``v`` with weight ``w_v(x)`` contributes the fact
 count axes; summing out a variable adds. After eliminating every requisite node (ancestors of
 the weighted and evidence nodes; the rest sum to 1) the coefficients are ``P(F = c, evidence)``
 (DESIGN §3.6). Each factor is rescaled by its largest entry, the scale kept as a logarithm, so
-long products do not underflow.
+long products do not underflow as a whole. Entries far below a factor's peak (the tails of the
+count, products of rare states) could still fall below the float range in a product; so a
+product whose smallest entries could pass ``e^-600`` of its peak is computed in log space
+instead (and so is everything built from it): every mass keeps its relative precision, as in
+the chain engine, and the fast linear path is kept where it is exact.
 
 Examples
 --------
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._budget import check_allocation
+from ..distributions._log_space import logsumexp
 from ..inference import NetworkIndex, network_index
 from ..inference._elimination_order import schedule
 from ..scenarios import BayesianNetworkScenario
@@ -34,37 +39,71 @@ from ..scenarios._pgmpy import NetworkTables
 __all__ = ["network_log_joint", "tables_log_joint"]
 
 
+#: Products whose entries could fall below this many nats under their peak go to log space
+#: (doubles hold e^-708 before subnormals; the margin covers the sums of many products).
+_LINEAR_DEPTH = 600.0
+
+
 @dataclass(frozen=True)
 class _Factor:
-    """A table over ``variables`` with a trailing count axis, times ``exp(log_scale)``."""
+    """A table over ``variables`` with a trailing count axis, times ``exp(log_scale)``; with
+    ``in_log`` the table holds the logarithms of the entries (and ``log_scale`` is 0)."""
 
     variables: tuple
     table: np.ndarray
     log_scale: float
+    in_log: bool = False
 
     def rescaled(self) -> _Factor:
+        if self.in_log:
+            return self
         peak = float(self.table.max(initial=0.0))
         if peak <= 0.0:
             return _Factor(self.variables, self.table, -np.inf)
         return _Factor(self.variables, self.table / peak, self.log_scale + np.log(peak))
 
+    def depth(self) -> float:
+        """How far (in nats) the smallest positive entry lies under the peak (inf in log)."""
+        if self.in_log:
+            return np.inf
+        positive = self.table[self.table > 0]
+        return float(-np.log(positive.min())) if positive.size else 0.0
 
-def _aligned(f: _Factor, union: tuple) -> np.ndarray:
-    """``f.table`` with one axis per variable of ``union`` (size 1 where absent)."""
+    def logs(self) -> np.ndarray:
+        """The entries' logarithms (scale included)."""
+        if self.in_log:
+            return self.table
+        with np.errstate(divide="ignore"):
+            return np.log(self.table) + self.log_scale
+
+
+def _aligned(f: _Factor, union: tuple, in_log: bool = False) -> np.ndarray:
+    """``f.table`` (its logarithms with ``in_log``) with one axis per variable of ``union``
+    (size 1 where absent)."""
     order = [f.variables.index(v) for v in union if v in f.variables] + [len(f.variables)]
-    table = f.table.transpose(order)
+    table = (f.logs() if in_log else f.table).transpose(order)
     present = iter(table.shape[:-1])
     shape = [next(present) if v in f.variables else 1 for v in union]
     return table.reshape(shape + [table.shape[-1]])
 
 
 def _multiply(a: _Factor, b: _Factor) -> _Factor:
+    """The product, its count axes convolved: linear while no entry can underflow, else in
+    log space. The loop runs over the shorter count axis (a node's weights, a few values)."""
     union = tuple(dict.fromkeys(a.variables + b.variables))
-    x, y = _aligned(a, union), _aligned(b, union)
+    in_log = a.depth() + b.depth() > _LINEAR_DEPTH
+    x, y = (_aligned(f, union, in_log) for f in (a, b))
     if x.shape[-1] < y.shape[-1]:
         x, y = y, x
     body = np.broadcast_shapes(x.shape[:-1], y.shape[:-1])
-    out = np.zeros(body + (x.shape[-1] + y.shape[-1] - 1,))
+    width = x.shape[-1] + y.shape[-1] - 1
+    if in_log:
+        out = np.full(body + (width,), -np.inf)
+        for j in range(y.shape[-1]):
+            out[..., j:j + x.shape[-1]] = np.logaddexp(out[..., j:j + x.shape[-1]],
+                                                       x + y[..., j:j + 1])
+        return _Factor(union, out, 0.0, True)
+    out = np.zeros(body + (width,))
     for j in range(y.shape[-1]):
         out[..., j:j + x.shape[-1]] += x * y[..., j:j + 1]
     return _Factor(union, out, a.log_scale + b.log_scale).rescaled()
@@ -73,6 +112,8 @@ def _multiply(a: _Factor, b: _Factor) -> _Factor:
 def _sum_out(f: _Factor, variable: object) -> _Factor:
     axis = f.variables.index(variable)
     rest = f.variables[:axis] + f.variables[axis + 1:]
+    if f.in_log:
+        return _Factor(rest, logsumexp(f.table, axis=axis), 0.0, True)
     return _Factor(rest, f.table.sum(axis=axis), f.log_scale).rescaled()
 
 
@@ -162,7 +203,6 @@ def tables_log_joint(tables: NetworkTables, index: NetworkIndex, weights: dict,
     for f in factors:
         total = _multiply(total, f)
     out = np.full(width, -np.inf)
-    with np.errstate(divide="ignore"):
-        body = np.log(total.table) + total.log_scale
+    body = total.logs()
     out[:body.size] = body
     return out
