@@ -32,7 +32,7 @@ from .errors import (
     UnknownNodeError,
     UnknownStateError,
 )
-from .inference import conditional, secret_probability
+from .inference import ExactInference, conditional, secret_probability
 from .mechanisms import multiuser
 from .mechanisms._release import Release
 from .mechanisms._verify import Verification, verify
@@ -82,6 +82,7 @@ __all__ = [
     "ContinuousSumMechanism",
     "Count",
     "EntryDPMechanism",
+    "ExactInference",
     "ExactLaplaceMechanism",
     "ExactQuiltMechanism",
     "Framework",

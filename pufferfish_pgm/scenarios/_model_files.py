@@ -1,4 +1,4 @@
-"""Loading scenario classes from files: BIF / XMLBIF networks and chain JSON.
+"""Loading scenario classes from files: networks (every format pgmpy reads) and chain JSON.
 
 Chain JSON (``"format": "pufferfish_pgm.chain_class/1"``)::
 
@@ -38,7 +38,8 @@ DEFAULT_MODEL = "activity_chain.json"
 
 def load_scenarios(path: str | Path | None = None, *, renormalize: float = DEFAULT_RENORMALIZE,
                    length: int | None = None) -> ScenarioClass:
-    """Load a scenario class from a ``.bif``/``.xml`` network or a chain ``.json`` file.
+    """Load a scenario class from a network file (``.bif``, ``.xml``, ``.net``, ``.uai``,
+    ``.xdsl``, ... : see :meth:`BayesianNetworkScenario.from_file`) or a chain ``.json`` file.
 
     ``None`` loads the bundled default (the activity chain). ``length`` overrides the length
     of chains. ``renormalize`` is that of :class:`BayesianNetworkScenario` (networks only).
@@ -47,7 +48,8 @@ def load_scenarios(path: str | Path | None = None, *, renormalize: float = DEFAU
     path = default_model_path(DEFAULT_MODEL) if path is None else Path(path)
     if not path.is_file():
         raise ModelFileNotFoundError(
-            f"model file {str(path)!r} does not exist; give a .bif, .xml or chain .json path"
+            f"model file {str(path)!r} does not exist; give a network file (.bif, .xml, .net, "
+            ".uai, .xdsl, .xbn) or a chain .json"
         )
     if path.suffix.lower() == ".json":
         return _load_chain_json(path, length)

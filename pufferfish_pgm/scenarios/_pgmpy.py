@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from functools import partial
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -24,14 +23,12 @@ import numpy as np
 from ..errors import (
     InvalidModelError,
     InvalidParameterError,
-    ModelFileError,
-    ModelFileNotFoundError,
     ParameterTypeError,
 )
 
 __all__ = ["DEFAULT_RENORMALIZE", "MAX_RENORMALIZE", "NetworkTables", "RenormalizedColumn",
-           "chain_from_pgmpy", "check_renormalize", "read_network_file", "tables_from_pgmpy",
-           "tables_to_pgmpy"]
+           "chain_from_pgmpy", "check_renormalize", "cpd_parents", "model_cpds",
+           "tables_from_pgmpy", "tables_to_pgmpy", "to_discrete_factor", "validate_tables"]
 
 DEFAULT_TOLERANCE = 1e-9
 #: CPD columns off by at most this are rescaled by default (real BIF files are off by ~1e-7).
@@ -240,10 +237,21 @@ def tables_from_pgmpy(model: Any, *, renormalize: float = DEFAULT_RENORMALIZE,
 
     renormalize = check_renormalize(renormalize)
     if not isinstance(model, DiscreteBayesianNetwork):
+        hint = ("unroll it with BayesianNetworkScenario.from_dbn(dbn, length=T)"
+                if type(model).__name__ == "DynamicBayesianNetwork"
+                else "load files with BayesianNetworkScenario.from_file(path)")
         raise ParameterTypeError(
-            f"expected a pgmpy DiscreteBayesianNetwork, got {type(model).__name__}; load files "
-            "with BayesianNetworkScenario.from_file(path)"
+            f"expected a pgmpy DiscreteBayesianNetwork, got {type(model).__name__}; {hint}"
         )
+    cpds = model_cpds(model)
+    states = {v: tuple(cpd.state_names[v]) for v, cpd in cpds.items()}
+    parents = {v: cpd_parents(v, cpd, model.get_parents(v), states) for v, cpd in cpds.items()}
+    return validate_tables(list(cpds), states, parents, {v: c.values for v, c in cpds.items()},
+                           renormalize=renormalize, tolerance=tolerance)
+
+
+def model_cpds(model: Any) -> dict:
+    """``{node: TabularCPD}`` of a pgmpy network, with a clear error for a missing CPD."""
     nodes = list(model.nodes())
     if not nodes:
         raise InvalidModelError("the network has no nodes; add nodes and CPDs first")
@@ -253,33 +261,61 @@ def tables_from_pgmpy(model: Any, *, renormalize: float = DEFAULT_RENORMALIZE,
         if cpd is None:
             raise InvalidModelError(f"node {node!r} has no CPD; add one with model.add_cpds(...)")
         cpds[node] = cpd
-    states = {v: tuple(cpds[v].state_names[v]) for v in nodes}
-    parents, tables = {}, {}
-    fixed: list[RenormalizedColumn] = []
-    wrong: list[RenormalizedColumn] = []
-    for v in nodes:
-        cpd = cpds[v]
-        parents[v] = tuple(cpd.variables[1:])
-        if set(parents[v]) != set(model.get_parents(v)):
+    return cpds
+
+
+def cpd_parents(node: Any, cpd: Any, graph_parents: Any, states: dict) -> tuple:
+    """The parents of a pgmpy CPD, checked against the graph's parents and their states."""
+    parents = tuple(cpd.variables[1:])
+    if set(parents) != set(graph_parents):
+        raise InvalidModelError(
+            f"the CPD of node {node!r} is conditioned on {sorted(map(str, parents))} but the "
+            f"graph gives parents {sorted(map(str, graph_parents))}; make them agree"
+        )
+    for p in parents:
+        if tuple(cpd.state_names[p]) != states[p]:
             raise InvalidModelError(
-                f"the CPD of node {v!r} is conditioned on {sorted(map(str, parents[v]))} but the "
-                f"graph gives parents {sorted(map(str, model.get_parents(v)))}; make them agree"
+                f"the CPD of node {node!r} names the states of its parent {p!r} as "
+                f"{list(cpd.state_names[p])} but node {p!r} has {list(states[p])}; use the "
+                "same state names in the same order"
             )
-        for p in parents[v]:
-            if tuple(cpd.state_names[p]) != states[p]:
-                raise InvalidModelError(
-                    f"the CPD of node {v!r} names the states of its parent {p!r} as "
-                    f"{list(cpd.state_names[p])} but node {p!r} has {list(states[p])}; use the "
-                    "same state names in the same order"
-                )
-        tables[v], ok, bad = _columns(v, cpd.values, tolerance, renormalize,
+    return parents
+
+
+def validate_tables(nodes: list, states: dict, parents: dict, raw: dict, *,
+                    renormalize: float = DEFAULT_RENORMALIZE,
+                    tolerance: float = DEFAULT_TOLERANCE) -> NetworkTables:
+    """Strictly validated :class:`NetworkTables` from raw CPTs with axes ``(node, *parents)``.
+
+    Checks each table's shape and probabilities, rescales the columns off by at most
+    ``renormalize`` and orders the nodes topologically (a directed cycle is an error).
+
+    Examples
+    --------
+    >>> t = validate_tables(["B", "A"], {"A": ("a0", "a1"), "B": ("b0", "b1")},
+    ...                     {"A": (), "B": ("A",)},
+    ...                     {"A": [0.4, 0.6], "B": [[0.9, 0.2], [0.1, 0.8]]})
+    >>> t.nodes, t.cpts["B"][:, 1].tolist()
+    (('A', 'B'), [0.2, 0.8])
+    """
+    renormalize = check_renormalize(renormalize)
+    tables, fixed, wrong = {}, [], []
+    for v in nodes:
+        shape = (len(states[v]), *(len(states[p]) for p in parents[v]))
+        table = np.asarray(raw[v], dtype=float)
+        if table.shape != shape:
+            raise InvalidModelError(
+                f"the CPD of node {v!r} has shape {table.shape}, but its states and those of "
+                f"its parents {list(parents[v])} give {shape}"
+            )
+        tables[v], ok, bad = _columns(v, table, tolerance, renormalize,
                                       partial(_parent_states, states, parents[v]))
         fixed += ok
         wrong += bad
     if wrong:
         raise _column_error(wrong, max(tolerance, renormalize))
-    return NetworkTables(nodes=_topological(nodes, parents), states=states, parents=parents,
-                         cpts=tables, renormalized=tuple(fixed))
+    return NetworkTables(nodes=_topological(list(nodes), parents), states=states,
+                         parents=parents, cpts=tables, renormalized=tuple(fixed))
 
 
 def tables_to_pgmpy(tables: NetworkTables) -> Any:
@@ -301,45 +337,6 @@ def tables_to_pgmpy(tables: NetworkTables) -> Any:
     return model
 
 
-def read_network_file(path: str | Path, *, renormalize: float = DEFAULT_RENORMALIZE,
-                      tolerance: float = DEFAULT_TOLERANCE) -> NetworkTables:
-    """Read a BIF or XMLBIF file into validated tables (see :func:`tables_from_pgmpy`)."""
-    renormalize = check_renormalize(renormalize)
-    path = Path(path)
-    if not path.is_file():
-        raise ModelFileNotFoundError(
-            f"model file {str(path)!r} does not exist; give the path of a .bif or .xml file"
-        )
-    text = path.read_text(encoding="utf-8", errors="replace")
-    try:
-        if text.lstrip().startswith("<"):
-            from pgmpy.readwrite import XMLBIFReader  # type: ignore[import-untyped]  # no hints
-
-            model = XMLBIFReader(path=str(path)).get_model()
-        else:
-            from pgmpy.readwrite import BIFReader  # type: ignore[import-untyped]  # no hints
-
-            model = BIFReader(path=str(path)).get_model()
-    except Exception as err:  # pgmpy raises many kinds on malformed files
-        raise ModelFileError(
-            f"cannot read {str(path)!r} as a BIF or XMLBIF network ({type(err).__name__}: "
-            f"{str(err)[:200]}); check the file's syntax"
-        ) from err
-    # pgmpy's readers skip what they cannot parse: a truncated file gives missing CPDs
-    nodes = list(model.nodes())
-    missing = [v for v in nodes if model.get_cpds(v) is None]
-    if not nodes or missing:
-        what = "no variables" if not nodes else f"no probability table for node {missing[0]!r}"
-        raise ModelFileError(
-            f"cannot read {str(path)!r} as a BIF or XMLBIF network: it has {what}; check that "
-            "the file is complete"
-        )
-    try:
-        return tables_from_pgmpy(model, renormalize=renormalize, tolerance=tolerance)
-    except InvalidModelError as err:
-        raise InvalidModelError(f"{path.name}: {err}") from None
-
-
 def chain_from_pgmpy(chain: Any) -> tuple[np.ndarray, tuple, Any]:
     """Return ``(transition, states, start_state)`` from a single-variable pgmpy MarkovChain."""
     from pgmpy.models import MarkovChain  # type: ignore[import-untyped]  # no hints
@@ -359,3 +356,29 @@ def chain_from_pgmpy(chain: Any) -> tuple[np.ndarray, tuple, Any]:
     matrix = np.array([[model.get(s, {}).get(t, 0.0) for t in states] for s in states])
     start = None if chain.state is None else dict(chain.state).get(var)
     return matrix, states, start
+
+
+def to_discrete_factor(variables: Sequence, states: Sequence[Sequence], values: Any) -> Any:
+    """A pgmpy ``DiscreteFactor`` over ``variables`` (one axis each, in this order).
+
+    ``states[i]`` names the states of ``variables[i]`` along axis ``i`` of ``values``; pgmpy's
+    factor copies them as its ``state_names``.
+
+    Examples
+    --------
+    >>> f = to_discrete_factor(["lung"], [("yes", "no")], np.array([0.1, 0.9]))
+    >>> f.variables, f.state_names, f.values.tolist()
+    (['lung'], {'lung': ['yes', 'no']}, [0.1, 0.9])
+    """
+    from pgmpy.factors.discrete import DiscreteFactor  # type: ignore[import-untyped]  # no hints
+
+    values = np.asarray(values, dtype=float)
+    variables = list(variables)
+    cards = [len(s) for s in states]
+    if values.shape != tuple(cards) or len(variables) != len(cards):
+        raise InvalidParameterError(
+            f"values of shape {values.shape} do not fit {len(variables)} variables with "
+            f"{cards} states"
+        )
+    return DiscreteFactor(variables, cards, values,
+                          state_names={v: list(s) for v, s in zip(variables, states, strict=True)})

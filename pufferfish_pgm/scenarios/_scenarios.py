@@ -15,7 +15,7 @@ Examples
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from ..errors import (
     UnknownNodeError,
     UnknownStateError,
 )
-from . import _pgmpy
+from . import _pgmpy, _pgmpy_dbn, _pgmpy_files
 from ._chain_validation import check_initial, check_stochastic, stationary_distribution
 from ._fit import fit_chain, fit_groups
 
@@ -128,7 +128,12 @@ class BayesianNetworkScenario(_Domain):
     @classmethod
     def from_file(cls, path: str | Path, *, renormalize: float = _pgmpy.DEFAULT_RENORMALIZE,
                   name: str | None = None) -> BayesianNetworkScenario:
-        """Load a BIF or XMLBIF file (see the class for ``renormalize``).
+        """Load a network file in any format pgmpy reads (see the class for ``renormalize``).
+
+        BIF (``.bif``), XMLBIF (``.xml``, ``.xmlbif``), Hugin NET (``.net``), GeNIe XDSL
+        (``.xdsl``), XBN (``.xbn``) and UAI (``.uai``, nodes ``"var_0"``, ... with states
+        0..k-1); an unknown suffix is recognised by content. Details:
+        :mod:`pufferfish_pgm.scenarios._pgmpy_files`.
 
         Examples
         --------
@@ -136,8 +141,34 @@ class BayesianNetworkScenario(_Domain):
         >>> len(alarm.renormalized) > 0, alarm.renormalized[0].deviation < 1e-6
         (True, True)
         """
-        tables = _pgmpy.read_network_file(path, renormalize=renormalize, tolerance=TOLERANCE)
+        tables = _pgmpy_files.read_network_file(path, renormalize=renormalize,
+                                                tolerance=TOLERANCE)
         return cls(tables, name=name or Path(path).stem)
+
+    @classmethod
+    def from_dbn(cls, dbn: Any, length: int, *,
+                 renormalize: float = _pgmpy.DEFAULT_RENORMALIZE,
+                 name: str = "dbn") -> BayesianNetworkScenario:
+        """Unroll a pgmpy two-slice ``DynamicBayesianNetwork`` over ``length`` time slices.
+
+        Variable ``v`` at slice ``t`` becomes the node ``"v@t"`` (a string); slice 0 has the
+        DBN's slice-0 CPDs, every later slice its slice-1 CPDs. Details:
+        :mod:`pufferfish_pgm.scenarios._pgmpy_dbn`.
+
+        Examples
+        --------
+        >>> from pgmpy.models import DynamicBayesianNetwork
+        >>> from pgmpy.factors.discrete import TabularCPD
+        >>> dbn = DynamicBayesianNetwork([(("A", 0), ("A", 1))])
+        >>> dbn.add_cpds(TabularCPD(("A", 0), 2, [[1.0], [0.0]]),
+        ...              TabularCPD(("A", 1), 2, [[0.9, 0.2], [0.1, 0.8]],
+        ...                         evidence=[("A", 0)], evidence_card=[2]))
+        >>> BayesianNetworkScenario.from_dbn(dbn, length=3).nodes
+        ('A@0', 'A@1', 'A@2')
+        """
+        tables = _pgmpy_dbn.tables_from_dbn(dbn, length, renormalize=renormalize,
+                                            tolerance=TOLERANCE)
+        return cls(tables, name=name)
 
     @property
     def nodes(self) -> tuple:
@@ -227,6 +258,10 @@ class MarkovChainScenario(_Domain):
         p = check_stochastic(transition)
         k = p.shape[0]
         names = tuple(range(k)) if states is None else tuple(states)
+        bad = next((n for n in names if not isinstance(n, Hashable)), None)
+        if bad is not None:
+            raise ParameterTypeError(f"state names must be hashable (a str, an int, ...), got "
+                                     f"the {type(bad).__name__} {bad!r}")
         if len(names) != k or len(set(names)) != k:
             raise InvalidModelError(
                 f"states must name the {k} states once each, got {list(names)}"
@@ -372,6 +407,14 @@ class ScenarioClass:
             members = [members]
         if isinstance(members, ScenarioClass):
             members = members.members
+        if hasattr(members, "get_cpds"):   # a pgmpy model iterates over its node names
+            raise ParameterTypeError(
+                f"got a pgmpy {type(members).__name__}; wrap it first: "
+                "BayesianNetworkScenario(model) (or a ScenarioClass of several)")
+        if isinstance(members, (str, bytes)) or not isinstance(members, Iterable):
+            raise ParameterTypeError(
+                f"expected a scenario (BayesianNetworkScenario or MarkovChainScenario), a list "
+                f"of them or a ScenarioClass, got the {type(members).__name__} {members!r}")
         members = tuple(members)
         if not members:
             raise ScenarioClassError("the scenario class is empty; give at least one scenario")
