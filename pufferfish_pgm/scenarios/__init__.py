@@ -7,13 +7,8 @@ bundled model files.
 from ._event_files import read_ordonez
 from ._events import sequences_from_events
 from ._model_files import DEFAULT_MODEL, default_model_path, load_scenarios, save_chain_class
-from ._scenarios import (
-    BayesianNetworkScenario,
-    MarkovChainScenario,
-    Scenario,
-    ScenarioClass,
-    as_class,
-)
+from ._scenario_class import ScenarioClass, as_class
+from ._scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario
 
 __all__ = [
     "BayesianNetworkScenario",

@@ -24,12 +24,8 @@ from typing import Any
 
 from ..errors import ModelFileError, ModelFileNotFoundError, ParameterTypeError, PufferfishError
 from ._pgmpy import DEFAULT_RENORMALIZE, check_renormalize
-from ._scenarios import (
-    BayesianNetworkScenario,
-    MarkovChainScenario,
-    ScenarioClass,
-    default_model_path,
-)
+from ._scenario_class import ScenarioClass
+from ._scenarios import BayesianNetworkScenario, MarkovChainScenario, default_model_path
 
 __all__ = ["DEFAULT_MODEL", "default_model_path", "load_scenarios", "save_chain_class"]
 
