@@ -185,10 +185,10 @@ def test_verify_exits_2_with_one_line_when_the_promise_fails(tmp_path, capsys):
 
 def _failing(monkeypatch, names):
     """Make the mechanisms in ``names`` raise a PufferfishError when they calibrate."""
-    from pufferfish_pgm.cli import _commands
+    from pufferfish_pgm.cli import _compare
     from pufferfish_pgm.errors import LimitExceededError
 
-    real = _commands.mechanism
+    real = _compare.mechanism
 
     class Broken:
         def __init__(self, name):
@@ -197,7 +197,7 @@ def _failing(monkeypatch, names):
         def calibrate(self, fw, query):
             raise LimitExceededError(f"{self.name} is too big\nfor this test")
 
-    monkeypatch.setattr(_commands, "mechanism",
+    monkeypatch.setattr(_compare, "mechanism",
                         lambda name, eps: Broken(name) if name in names else real(name, eps))
 
 
@@ -272,14 +272,15 @@ def test_plan_table_names_every_column(capsys):
 @pytest.mark.parametrize("command", ["plan", "compare", "audit"])
 def test_plot_without_matplotlib_fails_before_calibrating(monkeypatch, capsys, tmp_path,
                                                           command):
-    from pufferfish_pgm.cli import _commands
+    from pufferfish_pgm.cli import _commands, _compare, _options
 
     def never(*args, **kwargs):
         raise AssertionError("calibrated before checking for matplotlib")
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
-    monkeypatch.setattr(_commands, "mechanism", never)
-    monkeypatch.setattr(_commands, "_framework", never)
+    for module in (_commands, _compare):
+        monkeypatch.setattr(module, "mechanism", never)
+    monkeypatch.setattr(_options, "_framework", never)
     code, _, err = run(capsys, command, *SMALL, "--plot", str(tmp_path / "x.png"))
     assert code == 2
     assert "matplotlib" in err and len(err.splitlines()) == 1
