@@ -45,6 +45,7 @@ from .mechanisms.exact_quilt import ExactQuiltMechanism
 from .mechanisms.geo import PlanarLaplaceMechanism
 from .mechanisms.kantorovich import KantorovichMechanism
 from .mechanisms.markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
+from .mechanisms.optimal import OptimalNoiseMechanism
 from .mechanisms.wasserstein import WassersteinMechanism
 from .privacy_loss import AuditReport, audit, audit_releases
 from .queries import Count, Histogram, LinearQuery, WindowedCount, WindowedHistogram
@@ -104,6 +105,7 @@ __all__ = [
     "ModelFileError",
     "ModelFileNotFoundError",
     "NodeSecret",
+    "OptimalNoiseMechanism",
     "ParameterTypeError",
     "PlanEntry",
     "PlanarLaplaceMechanism",

@@ -21,6 +21,7 @@ from pufferfish_pgm.mechanisms import (
     EvidenceKeyError,
     ExactEvidence,
     ExactQuiltEvidence,
+    OptimalNoiseEvidence,
     QuiltEvidence,
     WorstPair,
 )
@@ -34,9 +35,9 @@ IID = MarkovChainScenario([[0.7, 0.3], [0.7, 0.3]], "stationary", 4)
 FAMILY = {"entry": BaselineEvidence, "group": BaselineEvidence, "mqm": QuiltEvidence,
           "wasserstein": DistanceEvidence, "kantorovich": DistanceEvidence,
           "kantorovich-relaxed": DistanceEvidence, "exact": ExactEvidence,
-          "exact-quilt": ExactQuiltEvidence}
+          "exact-quilt": ExactQuiltEvidence, "optimal": OptimalNoiseEvidence}
 RECORDS = [QuiltEvidence, ExactEvidence, DistanceEvidence, BaselineEvidence, BlowfishEvidence,
-           AuditedEvidence, WorstPair]
+           AuditedEvidence, WorstPair, OptimalNoiseEvidence]
 
 
 @pytest.fixture(scope="module")

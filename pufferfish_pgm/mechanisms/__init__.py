@@ -10,6 +10,7 @@ MarkovQuiltMechanism        ε-Pufferfish by Markov quilts (Song et al. 2017)   
 MQMApproxMechanism          the same from π_min and the eigengap (chains)         markov_quilt
 ExactLaplaceMechanism       smallest Laplace scale the exact audit accepts        exact
 ExactQuiltMechanism         Markov quilts with exact nearby losses                exact_quilt
+OptimalNoiseMechanism       least integer noise the exact audit accepts (LP)      optimal
 WassersteinMechanism        W∞/ε (Song et al. 2017, §4)                           wasserstein
 KantorovichMechanism        Kantorovich / relaxed eq. 20 (seed 004, Appendix A)   kantorovich
 GroupDPMechanism            ε-DP for the whole record, so every Θ                 baselines
@@ -23,6 +24,7 @@ multiuser                   the multi-user theorems of seed 004                 
 Every ``calibrate`` returns a :class:`Calibration` whose ``evidence`` is a frozen record of
 :mod:`~pufferfish_pgm.mechanisms.evidence`: :class:`QuiltEvidence` (MQM, MQMApprox),
 :class:`ExactEvidence` (exact Laplace), :class:`ExactQuiltEvidence` (exact quilt),
+:class:`OptimalNoiseEvidence` (optimal noise),
 :class:`DistanceEvidence` (Wasserstein, Kantorovich),
 :class:`BaselineEvidence` (group and entry DP) or :class:`BlowfishEvidence`.
 """
@@ -44,6 +46,7 @@ from .evidence import (
     EvidenceKeyError,
     ExactEvidence,
     ExactQuiltEvidence,
+    OptimalNoiseEvidence,
     QuiltEvidence,
     WorstPair,
 )
@@ -52,6 +55,7 @@ from .exact_quilt import ExactQuiltMechanism
 from .geo import GeoRelease, PlanarLaplaceMechanism
 from .kantorovich import KantorovichMechanism
 from .markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
+from .optimal import OptimalCalibration, OptimalNoiseMechanism, OptimalRelease
 from .wasserstein import WassersteinMechanism
 
 __all__ = [
@@ -76,6 +80,10 @@ __all__ = [
     "MQMApproxMechanism",
     "MarkovQuiltMechanism",
     "Mechanism",
+    "OptimalCalibration",
+    "OptimalNoiseEvidence",
+    "OptimalNoiseMechanism",
+    "OptimalRelease",
     "PlanarLaplaceMechanism",
     "QuiltEvidence",
     "Release",

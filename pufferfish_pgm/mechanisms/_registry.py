@@ -16,6 +16,7 @@ from .exact import ExactLaplaceMechanism
 from .exact_quilt import ExactQuiltMechanism
 from .kantorovich import KantorovichMechanism
 from .markov_quilt import MarkovQuiltMechanism
+from .optimal import OptimalNoiseMechanism
 from .wasserstein import WassersteinMechanism
 
 __all__ = ["EXTRA_NAMES", "MECHANISM_ORDER", "mechanism"]
@@ -23,13 +24,15 @@ __all__ = ["EXTRA_NAMES", "MECHANISM_ORDER", "mechanism"]
 MECHANISM_ORDER = ("entry", "group", "mqm", "wasserstein", "kantorovich", "kantorovich-relaxed",
                    "exact")
 #: Made by name (``calibrate --mechanism``) but not run by ``compare``/``demo`` and the plots:
-#: the exact quilt mechanism is built for long chains and is slow at the demo's length.
-EXTRA_NAMES = ("exact-quilt",)
+#: the exact quilt mechanism is built for long chains and is slow at the demo's length; the
+#: optimal noise mechanism solves an LP whose size grows with the chain's length.
+EXTRA_NAMES = ("exact-quilt", "optimal")
 
 _BY_NAME: dict[str, type[Mechanism]] = {
     "mqm": MarkovQuiltMechanism, "group": GroupDPMechanism, "entry": EntryDPMechanism,
     "wasserstein": WassersteinMechanism, "kantorovich": KantorovichMechanism,
     "exact": ExactLaplaceMechanism, "exact-quilt": ExactQuiltMechanism,
+    "optimal": OptimalNoiseMechanism,
 }
 
 

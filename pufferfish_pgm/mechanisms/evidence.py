@@ -12,6 +12,7 @@ class                   mechanisms                                   what it rec
 :class:`BaselineEvidence`  GroupDP, EntryDP (DESIGN §3.4)            L, σ and the formula
 :class:`BlowfishEvidence`  BlowfishLaplace (DESIGN §3.9)             sensitivity, edges
 :class:`ExactQuiltEvidence`  ExactQuilt (``docs/exact-quilt.md``)    MQM scale, worst quilt
+:class:`OptimalNoiseEvidence`  OptimalNoise (``docs/optimal-noise.md``)  audit, loss, vs Laplace
 ======================  ===========================================  =========================
 
 Fields are typed attributes (``cal.evidence.sigma_max``). Reading by name also works
@@ -50,7 +51,8 @@ from ..secrets import SecretPair
 EvidenceT = TypeVar("EvidenceT", bound="Evidence", covariant=True)
 
 __all__ = ["AuditedEvidence", "BaselineEvidence", "BlowfishEvidence", "DistanceEvidence",
-           "Evidence", "EvidenceKeyError", "ExactEvidence", "ExactQuiltEvidence", "QuiltEvidence",
+           "Evidence", "EvidenceKeyError", "ExactEvidence", "ExactQuiltEvidence",
+           "OptimalNoiseEvidence", "QuiltEvidence",
            "WorstPair"]
 
 
@@ -277,6 +279,69 @@ class ExactEvidence(AuditedEvidence):
     upper_bracket: float | None = None
     upper_used: float | None = None
     bisection_steps: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OptimalNoiseEvidence(AuditedEvidence):
+    """Why an optimal integer noise law is ε-private, and what it saves
+    (``docs/optimal-noise.md``).
+
+    Attributes
+    ----------
+    audit, coverage, skipped : see :class:`AuditedEvidence`
+        The exact audit of the quantised law that is sampled (None without noise).
+    loss : str
+        The minimised loss (``'abs'``, ``'square'`` or ``('tail', t)``).
+    objective : float
+        That loss for the sampled law.
+    mean_abs : float
+        ``E|Z|`` of the sampled law.
+    laplace_scale : float
+        The exact discrete Laplace calibration's scale λ* for the same ε.
+    laplace_objective, laplace_mean_abs : float
+        The loss and ``E|Z|`` of discrete Laplace(λ*).
+    ratio : float
+        ``objective / laplace_objective`` (NaN when both are 0).
+    tail_scale : float
+        λ of the geometric tails (λ*, or L/ε' if larger, widened by 1e-4).
+    core : tuple of int
+        ``(lo, hi)``: where the tails start.
+    dp_epsilon, dp_realised : float or None
+        The plain-DP floor asked for and ``max_z |log f(z)/f(z ± L)|`` of the sampled law.
+    lp_rows, lp_rounds : int
+        Constraint rows generated and LP solves.
+    margin : float
+        Relative tightening of ε in the LP whose quantised solution passed the audit.
+    note : str
+        Why no noise is needed, when none is; else empty.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.secrets import Framework
+    >>> from pufferfish_pgm.queries import Count
+    >>> from pufferfish_pgm.mechanisms import OptimalNoiseMechanism
+    >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 8))
+    >>> ev = OptimalNoiseMechanism(epsilon=1.0).calibrate(fw, Count(1)).evidence
+    >>> ev.audit.epsilon <= 1.0, ev.ratio < 1.0, ev.core[0] < 0 < ev.core[1]
+    (True, True, True)
+    """
+
+    loss: str
+    objective: float
+    mean_abs: float
+    laplace_scale: float
+    laplace_objective: float
+    laplace_mean_abs: float
+    ratio: float
+    tail_scale: float
+    core: tuple[int, int]
+    dp_epsilon: float | None = None
+    dp_realised: float | None = None
+    lp_rows: int = 0
+    lp_rounds: int = 0
+    margin: float = 0.0
     note: str = ""
 
 

@@ -2,6 +2,8 @@
 OS's secure randomness, Laplace on a power-of-two grid with its rounding accounted for, and
 :func:`add_noise`, which picks the integer path by dtype (never by value). The half-widths of
 ``_accuracy`` say how far the noise can move an answer at a given confidence.
+:class:`IntegerNoise` is any integer law with a finite core and geometric tails (the optimal
+noise of ``OptimalNoiseMechanism``), sampled exactly from uniform integers.
 """
 
 from ._accuracy import (
@@ -20,9 +22,11 @@ from ._additive import (
     sample_discrete_laplace,
     sample_laplace,
 )
+from ._integer_noise import IntegerNoise
 
 __all__ = [
     "GRID_BITS",
+    "IntegerNoise",
     "MAX_SCALE",
     "add_noise",
     "check_confidence",

@@ -1,8 +1,9 @@
 """The exact auditor and its kernels (DESIGN §3.7): the realised ε of Laplace releases over every
 secret pair and scenario of a finite class, exact at every noise scale
 (``docs/auditor-precision.md``); the one calibrator that finds the smallest passing scale;
-the loss between two explicit laws; the temporal leakage of per-slot DP under a chain (Cao et al.
-2017), the baseline (``docs/temporal-leakage.md``).
+the loss between two explicit laws; the exact audit of any integer noise law with geometric
+tails (``audit_integer_noise``, ``docs/optimal-noise.md``); the temporal leakage of per-slot DP
+under a chain (Cao et al. 2017), the baseline (``docs/temporal-leakage.md``).
 """
 
 from ._audit import AuditReport, PairAudit, audit, audit_releases, release_layout
@@ -14,6 +15,7 @@ from ._bisection import (
     smallest_passing_scale,
 )
 from ._pair_loss import discrete_laplace_pair_epsilon, laplace_pair_epsilon
+from ._pmf_audit import audit_integer_noise
 from ._temporal_leakage import (
     LeakageSupremum,
     TemporalLeakage,
@@ -29,6 +31,7 @@ __all__ = [
     "PairAudit",
     "TemporalLeakage",
     "audit",
+    "audit_integer_noise",
     "audit_releases",
     "backward_correlation",
     "discrete_laplace_pair_epsilon",

@@ -1,0 +1,236 @@
+"""The linear program behind :class:`~pufferfish_pgm.mechanisms.OptimalNoiseMechanism` (internal).
+
+Variables: the masses ``v = (t_L, f(lo+1), ..., f(hi-1), t_R)`` of an integer noise law whose
+tails ``f(hi + j) = t_R (1 - r) r^j`` and ``f(lo - j) = t_L (1 - r) r^j`` have a fixed ratio
+``r = e^{-1/λ}`` (``docs/optimal-noise.md``). Every output density ``p(w)`` is linear in
+``v`` (:meth:`~pufferfish_pgm.privacy_loss._pmf_audit.PmfGroup.term_logs`), so each constraint
+``p_a(w) <= e^ε p_b(w)`` is one row. The outputs beyond the core's reach need no rows: the
+ratio there is constant and equal to the one at the last row (the auditor's theorem).
+
+Rows are generated: solve with the rows found so far, evaluate every (pair, θ, output) at the
+solution with the exact auditor, add the worst output of each violating pair and direction
+(the most violated first, up to ``batch`` rows a round: 400 or a tenth of the number of
+pairs, whichever is more; more outputs per pair were tried and cost more than they saved),
+and repeat until none is violated by more than ``tol``.
+
+Numerics: each row is scaled to a largest coefficient of 1 and each column by the discrete
+Laplace law's mass on the same core (the masses span hundreds of orders of magnitude; scaling
+does not change a constraint). A row's terms can still span more than the solver resolves (it
+drops coefficients below 1e-9 of the largest), so every mass is kept at least ``FLOOR`` times
+that Laplace mass: a term the solver neglects is then at most ~1e-9/``FLOOR`` of the density
+it is compared with, and the exact audit with tightening absorbs the rest (the cost is at most
+``FLOOR`` times the Laplace loss).
+
+The plain-DP floor ``f(z) <= e^{ε'} f(z ± L)`` adds two sparse rows per ``z`` in
+``[lo - L, hi]``; beyond, both points are in one tail, where the ratio is ``e^{L/λ}``
+(``λ >= L/ε'`` is the caller's job).
+
+Examples
+--------
+>>> from pufferfish_pgm.privacy_loss._pair_rows import Group
+>>> g = Group.from_distributions([({0: 1.0}, {1: 1.0})])          # a shift by one: plain DP
+>>> lp = NoiseLP.build([g], lo=-3, hi=3, tail_scale=1.0, objective=("abs",))
+>>> v, rounds = lp.solve(1.0 - 1e-9, tol=1e-9)
+>>> round(float(objective_value(lp.objective, v)), 4)   # the geometric law: 2r/(1 - r²), r = 1/e
+0.8509
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import PufferfishError
+from ..privacy_loss._pair_rows import Group
+from ..privacy_loss._pmf_audit import PmfGroup, TailedLaw
+
+__all__ = ["NoiseLP", "dp_rows", "loss_vector", "objective_value"]
+
+#: Rows added per round of constraint generation (at least; see NoiseLP.build).
+BATCH = 400
+#: Outputs added per violating pair and direction in one round (its worst ones).
+PER_PAIR = 1
+#: Rounds of constraint generation before giving up.
+MAX_ROUNDS = 200
+#: Every mass is at least this fraction of the discrete Laplace law's mass there (see below).
+FLOOR = 1e-6
+
+
+class SolverError(PufferfishError, RuntimeError):
+    """The LP solver failed (it should not: the discrete Laplace law is always feasible)."""
+
+
+def loss_vector(loss: tuple, lo: int, hi: int, tail_scale: float) -> np.ndarray:
+    """The objective's coefficients on ``v``: E|Z|, E Z² or P(|Z| > t) are linear in ``v``.
+
+    Examples
+    --------
+    >>> loss_vector(("abs",), -2, 2, 1.0).round(4).tolist()
+    [2.582, 1.0, 0.0, 1.0, 2.582]
+    """
+    z = np.arange(lo + 1, hi).astype(float)
+    r = math.exp(-1.0 / tail_scale)
+    ej, ej2 = r / (1 - r), r * (1 + r) / (1 - r) ** 2
+    if loss[0] == "abs":
+        return np.concatenate(([-lo + ej], np.abs(z), [hi + ej]))
+    if loss[0] == "square":
+        return np.concatenate(([lo * lo - 2 * lo * ej + ej2], z * z, [hi * hi + 2 * hi * ej + ej2]))
+    t = loss[1]
+    return np.concatenate(([r ** max(t + 1 + lo, 0)], (np.abs(z) > t).astype(float),
+                           [r ** max(t + 1 - hi, 0)]))
+
+
+def objective_value(objective: np.ndarray, v: np.ndarray) -> float:
+    """The loss of the masses ``v`` (normalised)."""
+    return float(objective @ v / v.sum())
+
+
+def _mass_map(lo: int, hi: int, tail_scale: float, z: np.ndarray) -> Any:
+    """The linear map ``v -> f(z)`` for integers ``z`` (one row per entry, one nonzero each),
+    a scipy sparse matrix (scipy is imported lazily, DESIGN §4)."""
+    from scipy import sparse  # type: ignore[import-untyped]
+
+    m, r1 = hi - lo, -math.expm1(-1.0 / tail_scale)
+    col = np.clip(z - lo, 0, m)
+    val = np.where(z >= hi, r1 * np.exp(-(z - hi) / tail_scale),
+                   np.where(z <= lo, r1 * np.exp(-(lo - z) / tail_scale), 1.0))
+    return sparse.csr_matrix((val, (np.arange(z.size), col)), shape=(z.size, m + 1))
+
+
+def dp_rows(lo: int, hi: int, tail_scale: float, shift: int, dp_epsilon: float) -> Any:
+    """Rows ``f(z) - e^{ε'} f(z + L) <= 0`` and the reverse for ``z`` in ``[lo - L, hi]``."""
+    from scipy import sparse  # type: ignore[import-untyped]
+
+    z = np.arange(lo - shift, hi + 1)
+    here, there = (_mass_map(lo, hi, tail_scale, z), _mass_map(lo, hi, tail_scale, z + shift))
+    k = math.exp(dp_epsilon)
+    return sparse.vstack([here - k * there, there - k * here]).tocsr()
+
+
+@dataclass(eq=False)
+class NoiseLP:
+    """The LP of the module docstring with its generated rows (mutable: rows accumulate)."""
+
+    groups: list[PmfGroup]
+    lo: int
+    hi: int
+    objective: np.ndarray
+    extra: Any = None                 # fixed rows (the DP floor), a sparse matrix or None
+    batch: int = BATCH
+    rounds: int = 0                   # LP solves so far (set by the caller)
+    cuts: set = field(default_factory=set)
+    logs: list = field(default_factory=list)     # [log terms of a, of b], a row per cut
+    scaled: Any = None                           # (epsilon, the rows of logs scaled at it)
+
+    @classmethod
+    def build(cls, groups: list[Group], *, lo: int, hi: int, tail_scale: float,
+              objective: tuple, extra: Any = None, batch: int = BATCH) -> NoiseLP:
+        """The LP for ``groups`` (pairs of one coordinate) and a core ``lo .. hi``."""
+        pmf = [PmfGroup.build(g, tail_scale) for g in groups]
+        pairs = sum(len(g.pairs) for g in groups)
+        return cls(pmf, lo, hi, loss_vector(objective, lo, hi, tail_scale), extra,
+                   max(batch, PER_PAIR * pairs // 10))
+
+    @property
+    def tail_scale(self) -> float:
+        return self.groups[0].tail_scale
+
+    def law(self, v: np.ndarray) -> TailedLaw:
+        """The masses ``v`` as a law (for the auditor)."""
+        return TailedLaw.from_masses(self.lo, v, self.tail_scale)
+
+    @property
+    def unit(self) -> np.ndarray:
+        """The column scales: the masses of the discrete Laplace law with the tails' scale on
+        the same core (every entry positive), so that a row's scaled coefficients are the
+        parts of that law's output density and no term is negligible for the solver only
+        because the masses differ by orders of magnitude."""
+        m = self.hi - self.lo
+        z = np.arange(self.lo + 1, self.hi)
+        r = math.exp(-1.0 / self.tail_scale)
+        edge = np.array([r ** -self.lo, r ** self.hi]) / (1 + r)
+        inner = (1 - r) / (1 + r) * np.exp(-np.abs(z) / self.tail_scale)
+        return np.concatenate(([edge[0]], inner, [edge[1]]))[:m + 1]
+
+    def _matrix(self, epsilon: float) -> Any:
+        """The generated rows at ``epsilon`` on the scaled columns, each scaled to a largest
+        coefficient of 1, then the fixed rows. Rows already scaled at this ``epsilon`` are
+        kept from the previous call."""
+        from scipy import sparse  # type: ignore[import-untyped]
+
+        if self.scaled is None or self.scaled[0] != epsilon:
+            self.scaled = (epsilon, np.zeros((0, self.hi - self.lo + 1)))
+        done = self.scaled[1].shape[0]
+        if self.logs and self.logs[0].shape[0] > done:
+            log_unit = np.log(self.unit)[None, :]
+            la, lb = self.logs[0][done:] + log_unit, self.logs[1][done:] + log_unit
+            top = np.maximum(la.max(axis=1), lb.max(axis=1))[:, None]
+            rows = np.exp(la - top) - math.exp(epsilon) * np.exp(lb - top)
+            self.scaled = (epsilon, np.vstack([self.scaled[1], rows]))
+        blocks = [sparse.csr_matrix(self.scaled[1])] if self.scaled[1].shape[0] else []
+        if self.extra is not None:
+            blocks.append(sparse.csr_matrix(self.extra.multiply(self.unit[None, :])))
+        return sparse.vstack(blocks).tocsr() if blocks else None
+
+    def _solve_once(self, epsilon: float) -> np.ndarray:
+        from scipy.optimize import linprog  # type: ignore[import-untyped]
+
+        a_ub, unit = self._matrix(epsilon), self.unit
+        res = linprog(self.objective * unit, A_ub=a_ub,
+                      b_ub=None if a_ub is None else np.zeros(a_ub.shape[0]),
+                      A_eq=unit[None, :], b_eq=[1.0], bounds=(FLOOR, None), method="highs",
+                      options={"primal_feasibility_tolerance": 1e-10,
+                               "dual_feasibility_tolerance": 1e-10})
+        if res.status != 0:
+            raise SolverError(f"the noise LP failed ({res.message}); please report this")
+        return np.clip(res.x, 0.0, None) * unit
+
+    def _violations(self, v: np.ndarray, epsilon: float, tol: float) -> list[tuple]:
+        """The most violated new (group, pair, direction, output index) cuts at ``v``: per
+        pair and direction its ``PER_PAIR`` worst outputs, the ``batch`` worst overall."""
+        law, parts = self.law(v), []
+        for gi, g in enumerate(self.groups):
+            gap = g.gaps(law)
+            k = min(PER_PAIR, gap.shape[1])
+            for sign in (1, -1):
+                excess = sign * gap - epsilon
+                j = np.argpartition(-excess, k - 1, axis=1)[:, :k]
+                worst = np.take_along_axis(excess, j, axis=1)
+                p, col = np.nonzero(worst > tol)
+                parts.append(np.column_stack([worst[p, col], np.full(p.size, gi), p,
+                                              np.full(p.size, sign), j[p, col]]))
+        table = np.vstack(parts)
+        table = table[np.argsort(-table[:, 0], kind="stable")]
+        keys = (tuple(int(x) for x in row[1:]) for row in table)
+        fresh = (k for k in keys if k not in self.cuts)
+        return [k for k, _ in zip(fresh, range(self.batch), strict=False)]
+
+    def _add(self, cuts: list[tuple]) -> None:
+        """Append the rows of ``cuts`` (their log terms, computed once)."""
+        m, new_a, new_b = self.hi - self.lo, [], []
+        for gi, p, sign, j in cuts:
+            g = self.groups[gi]
+            a, b = g.group.first[p], g.group.second[p]
+            if sign < 0:
+                a, b = b, a
+            terms = g.term_logs(np.array([a, b]), np.array([j, j]), m)
+            new_a.append(terms[:1])
+            new_b.append(terms[1:])
+            self.cuts.add((gi, p, sign, j))
+        self.logs = [np.vstack([self.logs[0], *new_a]), np.vstack([self.logs[1], *new_b])] \
+            if self.logs else [np.vstack(new_a), np.vstack(new_b)]
+
+    def solve(self, epsilon: float, tol: float, max_rounds: int = MAX_ROUNDS
+              ) -> tuple[np.ndarray, int]:
+        """Masses optimal for the rows generated until no (pair, θ, output) is violated by
+        more than ``tol`` nats at ``epsilon``; returns them and the rounds used."""
+        for rounds in range(1, max_rounds + 1):
+            v = self._solve_once(epsilon)
+            cuts = self._violations(v, epsilon, tol)
+            if not cuts:
+                return v, rounds
+            self._add(cuts)
+        raise SolverError(f"constraint generation did not settle in {max_rounds} rounds")
