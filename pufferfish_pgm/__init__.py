@@ -43,6 +43,7 @@ from .mechanisms.continuous import ContinuousSumMechanism
 from .mechanisms.exact import ExactLaplaceMechanism
 from .mechanisms.exact_quilt import ExactQuiltMechanism
 from .mechanisms.geo import PlanarLaplaceMechanism
+from .mechanisms.gk16 import GK16Mechanism
 from .mechanisms.kantorovich import KantorovichMechanism
 from .mechanisms.markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
 from .mechanisms.optimal import OptimalNoiseMechanism
@@ -87,6 +88,7 @@ __all__ = [
     "ExactLaplaceMechanism",
     "ExactQuiltMechanism",
     "Framework",
+    "GK16Mechanism",
     "GroupDPMechanism",
     "Histogram",
     "ImpossibleSecretError",

@@ -19,7 +19,7 @@ from ..errors import PufferfishError
 
 __all__ = ["main", "run"]
 
-MECHANISMS = ("mqm", "group", "entry", "exact-quilt", "wasserstein", "kantorovich",
+MECHANISMS = ("mqm", "group", "entry", "gk16", "exact-quilt", "wasserstein", "kantorovich",
               "kantorovich-relaxed", "exact")
 
 

@@ -14,6 +14,7 @@ OptimalNoiseMechanism       least integer noise the exact audit accepts (LP)    
 WassersteinMechanism        W∞/ε (Song et al. 2017, §4)                           wasserstein
 KantorovichMechanism        Kantorovich / relaxed eq. 20 (seed 004, Appendix A)   kantorovich
 GroupDPMechanism            ε-DP for the whole record, so every Θ                 baselines
+GK16Mechanism               Ghosh & Kleinberg's inferential privacy (binary)       gk16
 EntryDPMechanism            per-node DP: a baseline, NOT Pufferfish private        baselines
 BlowfishLaplaceMechanism    Blowfish policies on independent records              blowfish
 ContinuousSumMechanism      sums of continuous attributes (seed 002 §7.1)         continuous
@@ -53,6 +54,7 @@ from .evidence import (
 from .exact import ExactLaplaceMechanism
 from .exact_quilt import ExactQuiltMechanism
 from .geo import GeoRelease, PlanarLaplaceMechanism
+from .gk16 import GK16Mechanism
 from .kantorovich import KantorovichMechanism
 from .markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
 from .optimal import OptimalCalibration, OptimalNoiseMechanism, OptimalRelease
@@ -74,6 +76,7 @@ __all__ = [
     "ExactLaplaceMechanism",
     "ExactQuiltEvidence",
     "ExactQuiltMechanism",
+    "GK16Mechanism",
     "GeoRelease",
     "GroupDPMechanism",
     "KantorovichMechanism",

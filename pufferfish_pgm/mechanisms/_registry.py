@@ -14,6 +14,7 @@ from .base import Mechanism
 from .baselines import EntryDPMechanism, GroupDPMechanism
 from .exact import ExactLaplaceMechanism
 from .exact_quilt import ExactQuiltMechanism
+from .gk16 import GK16Mechanism
 from .kantorovich import KantorovichMechanism
 from .markov_quilt import MarkovQuiltMechanism
 from .optimal import OptimalNoiseMechanism
@@ -25,14 +26,15 @@ MECHANISM_ORDER = ("entry", "group", "mqm", "wasserstein", "kantorovich", "kanto
                    "exact")
 #: Made by name (``calibrate --mechanism``) but not run by ``compare``/``demo`` and the plots:
 #: the exact quilt mechanism is built for long chains and is slow at the demo's length; the
-#: optimal noise mechanism solves an LP whose size grows with the chain's length.
-EXTRA_NAMES = ("exact-quilt", "optimal")
+#: optimal noise mechanism solves an LP whose size grows with the chain's length; GK16 is
+#: defined for binary chains only.
+EXTRA_NAMES = ("exact-quilt", "gk16", "optimal")
 
 _BY_NAME: dict[str, type[Mechanism]] = {
     "mqm": MarkovQuiltMechanism, "group": GroupDPMechanism, "entry": EntryDPMechanism,
     "wasserstein": WassersteinMechanism, "kantorovich": KantorovichMechanism,
     "exact": ExactLaplaceMechanism, "exact-quilt": ExactQuiltMechanism,
-    "optimal": OptimalNoiseMechanism,
+    "optimal": OptimalNoiseMechanism, "gk16": GK16Mechanism,
 }
 
 
