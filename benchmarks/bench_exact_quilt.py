@@ -1,13 +1,19 @@
 """Exact quilt mechanism: speed on a long chain, and its scale against global exact and MQM.
 
+0. The bundled activity chain (``models/activity_chain.json``: T = 288, 2 scenarios, secrets
+   on every node), count of 'walk', ε = 1: seconds and scale of ExactQuilt (whole-chain laws),
+   ExactQuilt with the quilt search only (``max_chain_cells=0``) and global exact.
 1. T = 10^6, k = 4, |Θ| = 8 random stationary chains (rows Dirichlet(1)), every pair on
    every node, Count of state 1, ε = 1: seconds to calibrate (target <= 60 s).
 2. 20 random sticky activity-like chains (k = 4, diagonal uniform in [0.8, 0.98], the rest of
    each row Dirichlet(1)), stationary start, one chain per framework, Count of state 1, ε = 1:
    scale ratio to the global exact Laplace scale (target <= 1.25) and to MQM, at T = 1,440
-   (``--length`` to change), with the realised ε of the exact quilt scale (exact audit).
+   (``--length`` to change), for the default (whole-chain laws when within
+   ``max_chain_cells``) and the quilt search only, with the realised ε of both (exact audit)
+   and the seconds of each mechanism.
 
-Run: ``python benchmarks/bench_exact_quilt.py [--skip-long] [--length T] [--chains N]``.
+Run: ``python benchmarks/bench_exact_quilt.py [--skip-long] [--long-length T] [--length T]
+[--chains N]``.
 """
 
 from __future__ import annotations
@@ -48,28 +54,50 @@ def _sticky(rng: np.random.Generator, length: int) -> pp.MarkovChainScenario:
     return pp.MarkovChainScenario(p, "stationary", length)
 
 
+def _timed(mech: pp.Mechanism, fw: pp.Framework, query: pp.Query) -> tuple[float, float]:
+    start = time.perf_counter()
+    scale = mech.calibrate(fw, query).scale
+    return scale, time.perf_counter() - start
+
+
+def _bundled() -> None:
+    cls = pp.load_scenarios()
+    fw = pp.Framework(cls, pp.secret_pairs(cls))
+    query = pp.Count("walk")
+    eq, eq_s = _timed(pp.ExactQuiltMechanism(epsilon=1.0), fw, query)
+    search, search_s = _timed(pp.ExactQuiltMechanism(epsilon=1.0, max_chain_cells=0), fw, query)
+    exact, exact_s = _timed(pp.ExactLaplaceMechanism(epsilon=1.0), fw, query)
+    print(f"(0) bundled activity chain (T = {cls.members[0].length}, {len(cls)} scenarios), "
+          "count('walk'), ε = 1:")
+    print(f"    ExactQuilt {eq:.6f} in {eq_s:.2f} s; quilt search only {search:.6f} in "
+          f"{search_s:.2f} s; global exact {exact:.6f} in {exact_s:.2f} s")
+
+
 def _sticky_chains(length: int, count: int) -> None:
     rng = np.random.default_rng(7)
-    print(f"(2) {count} sticky chains, T = {length:,}, count(1), ε = 1:")
-    print("    chain  exact-quilt   global exact   MQM          EQ/exact  EQ/MQM  realised ε"
-          "  EQ s   exact s")
-    ratios, to_mqm = [], []
+    print(f"(2) {count} sticky chains, T = {length:,}, count(1), ε = 1 (EQ: default; EQ0: "
+          "quilt search only):")
+    print("    chain  EQ           EQ0          global exact  MQM        EQ/exact  EQ0/exact"
+          "  EQ0/MQM  realised EQ, EQ0          EQ s  EQ0 s  exact s")
+    rows = []
     for j in range(count):
         fw = pp.Framework(_sticky(rng, length))
-        start = time.perf_counter()
-        cal = pp.ExactQuiltMechanism(epsilon=1.0).calibrate(fw, pp.Count(1))
-        eq_s = time.perf_counter() - start
-        start = time.perf_counter()
-        exact = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, pp.Count(1)).scale
-        ex_s = time.perf_counter() - start
-        realised = pp.audit(fw, pp.Count(1), cal.scale).epsilon
-        ratios.append(cal.scale / exact)
-        to_mqm.append(cal.scale / cal.evidence.mqm_scale)
-        print(f"    {j:5d}  {cal.scale:11.4f}  {exact:13.4f}  {cal.evidence.mqm_scale:11.4f}"
-              f"  {ratios[-1]:8.4f}  {to_mqm[-1]:6.3f}  {realised:10.8f}  {eq_s:5.1f}  "
-              f"{ex_s:6.1f}")
-    print(f"    EQ / global exact: median {np.median(ratios):.4f}, max {max(ratios):.4f}; "
-          f"EQ / MQM: median {np.median(to_mqm):.3f}, max {max(to_mqm):.3f}")
+        eq, eq_s = _timed(pp.ExactQuiltMechanism(epsilon=1.0), fw, pp.Count(1))
+        eq0, eq0_s = _timed(pp.ExactQuiltMechanism(epsilon=1.0, max_chain_cells=0), fw,
+                            pp.Count(1))
+        exact, ex_s = _timed(pp.ExactLaplaceMechanism(epsilon=1.0), fw, pp.Count(1))
+        mqm = pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, pp.Count(1)).scale
+        real = [pp.audit(fw, pp.Count(1), x).epsilon for x in (eq, eq0)]
+        rows.append((eq / exact, eq0 / exact, eq0 / mqm, eq_s / ex_s, eq0_s / ex_s))
+        print(f"    {j:5d}  {eq:11.6f}  {eq0:11.6f}  {exact:12.6f}  {mqm:9.4f}  "
+              f"{rows[-1][0]:8.6f}  {rows[-1][1]:9.7f}  {rows[-1][2]:7.4f}  {real[0]:.10f}, "
+              f"{real[1]:.10f}  {eq_s:4.1f}  {eq0_s:5.1f}  {ex_s:7.1f}")
+    if rows:
+        r = np.array(rows)
+        print(f"    max EQ/exact {r[:, 0].max():.6f}, max EQ0/exact {r[:, 1].max():.7f}, "
+              f"median EQ0/MQM {np.median(r[:, 2]):.4f}; time ratio to exact: EQ median "
+              f"{np.median(r[:, 3]):.2f} (max {r[:, 3].max():.2f}), EQ0 median "
+              f"{np.median(r[:, 4]):.2f} (max {r[:, 4].max():.2f})")
 
 
 def main() -> None:
@@ -79,6 +107,7 @@ def main() -> None:
     parser.add_argument("--length", type=int, default=1440)
     parser.add_argument("--chains", type=int, default=20)
     args = parser.parse_args()
+    _bundled()
     if not args.skip_long:
         _long_chain(args.long_length)
     _sticky_chains(args.length, args.chains)

@@ -75,9 +75,32 @@ def test_a_chain_within_the_window_gets_the_global_exact_scale() -> None:
     assert cal.evidence.worst_quilt == () and cal.evidence.mqm_bound_nodes == 0
 
 
+def test_the_quilt_search_alone_finds_the_exact_scale_within_the_window() -> None:
+    # Every node has its empty quilt (its exact ε, the least bound): its only candidate.
+    fw = Framework(MarkovChainScenario(STICKY, "stationary", 100))
+    cal = ExactQuiltMechanism(epsilon=1.0, max_chain_cells=0).calibrate(fw, Count(1))
+    assert cal.scale == pytest.approx(8.640441, rel=1e-6)
+    assert cal.evidence.worst_quilt == () and cal.evidence.window == 99
+
+
+def test_the_empty_quilt_is_the_only_candidate_where_it_fits() -> None:
+    from pufferfish_pgm.quilts._quilt_classes import chain_candidates, chain_classes
+
+    chain = MarkovChainScenario(STICKY, "stationary", 100)
+    nodes = np.arange(100)
+    classes = {int(i): c for c in chain_classes([chain], nodes, np.array([[0, 1], [1, 0]]),
+                                                8, np.ones(100)) for i in c.nodes}
+    kinds = {i: {key[0] for key in chain_candidates(classes[i], 8, 100)} for i in (3, 50, 96)}
+    assert kinds == {3: {"right", "two"}, 50: {"two"}, 96: {"left", "two"}}
+    ten = MarkovChainScenario(STICKY, "stationary", 10)
+    short = chain_classes([ten], np.arange(10), np.array([[0, 1]]), 9, np.ones(10))
+    assert all(chain_candidates(c, 9, 10) == [("empty", c.node, 9 - c.node)] for c in short)
+
+
 def test_short_windows_stay_close_to_global_exact_and_far_below_mqm() -> None:
     fw = Framework(MarkovChainScenario(STICKY, "stationary", 400))
-    cal = ExactQuiltMechanism(epsilon=1.0, max_window=32).calibrate(fw, Count(1))
+    cal = ExactQuiltMechanism(epsilon=1.0, max_window=32, max_chain_cells=0).calibrate(
+        fw, Count(1))
     exact = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1)).scale
     assert exact <= cal.scale <= 1.01 * exact
     assert cal.scale < cal.evidence.mqm_scale / 3
@@ -89,33 +112,52 @@ def test_long_stationary_chains_share_the_middle_nodes() -> None:
     fw = Framework(MarkovChainScenario(STICKY, "stationary", 20_000))
     cal = ExactQuiltMechanism(epsilon=1.0, max_window=32).calibrate(fw, Count(1))
     short = Framework(MarkovChainScenario(STICKY, "stationary", 400))
-    same = ExactQuiltMechanism(epsilon=1.0, max_window=32).calibrate(short, Count(1))
+    same = ExactQuiltMechanism(epsilon=1.0, max_window=32, max_chain_cells=0).calibrate(
+        short, Count(1))
     assert cal.scale == pytest.approx(same.scale, rel=1e-8)   # only the ends differ
     assert cal.evidence.classes <= 2 * 33 + 1
+
+
+def test_whole_chains_within_the_cell_budget_get_the_global_exact_scale() -> None:
+    # Whole-chain laws give every node's empty quilt, its exact realised ε and the least
+    # bound of any option: the scale is the global exact one (up to the two brackets' rtol),
+    # from one forward-backward pass instead of a quilt search.
+    fw = Framework(ScenarioClass([
+        MarkovChainScenario(STICKY, "stationary", 300, name="a"),
+        MarkovChainScenario([[0.8, 0.2], [0.05, 0.95]], [1.0, 0.0], 300, name="b")]))
+    cal = ExactQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1))
+    searched = ExactQuiltMechanism(epsilon=1.0, max_chain_cells=0).calibrate(fw, Count(1))
+    exact = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1)).scale
+    assert cal.scale == pytest.approx(exact, rel=1e-8)
+    assert cal.scale <= searched.scale * (1 + 1e-8)
+    assert cal.evidence.worst_quilt == () and cal.evidence.window == 299
+    assert cal.evidence.classes == 300 and cal.evidence.mqm_bound_nodes == 0
+    assert _realised(fw, Count(1), cal.scale) <= 1.0 + SLACK
 
 
 # ----------------------------------------------------------------------------- properties
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_chains(max_states=3, max_length=9, fixed_initial=False),
-       st.sampled_from([0.3, 1.0, 2.5]), st.integers(1, 4))
-def test_random_chains_pass_the_audit_and_never_exceed_mqm(chain, epsilon, window) -> None:
+       st.sampled_from([0.3, 1.0, 2.5]), st.integers(1, 4), st.sampled_from([0, 10**6]))
+def test_random_chains_pass_the_audit_and_never_exceed_mqm(chain, epsilon, window,
+                                                           cells) -> None:
     assume(chain.k > 1 and chain.length > 1)
     fw = Framework(chain)
     try:
-        _check(fw, Count(chain.states[-1]), epsilon, max_window=window)
+        _check(fw, Count(chain.states[-1]), epsilon, max_window=window, max_chain_cells=cells)
     except ImpossibleSecretError:
         assume(False)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(distributions(2, zeros=False), min_size=4, max_size=4), st.integers(4, 10),
-       st.integers(1, 3))
-def test_random_chain_classes_with_fixed_starts(rows, length, window) -> None:
+       st.integers(1, 3), st.sampled_from([0, 10**6]))
+def test_random_chain_classes_with_fixed_starts(rows, length, window, cells) -> None:
     p1, p2 = np.array(rows[:2]), np.array(rows[2:])
     fw = Framework(ScenarioClass([MarkovChainScenario(p1, "stationary", length, name="a"),
                                   MarkovChainScenario(p2, [1.0, 0.0], length, name="b")]))
-    _check(fw, LinearQuery({0: -1, 1: 2}), 1.0, max_window=window)
+    _check(fw, LinearQuery({0: -1, 1: 2}), 1.0, max_window=window, max_chain_cells=cells)
 
 
 @pytest.mark.slow
@@ -171,7 +213,7 @@ def test_bad_input_is_refused_with_a_named_alternative() -> None:
     with pytest.raises(ParameterTypeError):
         mech.calibrate("fw", Count(1))
     for bad in ({"max_window": 0}, {"max_quilt_assignments": -1}, {"rtol": 1.0},
-                {"epsilon": 0.0}):
+                {"epsilon": 0.0}, {"max_chain_cells": -1}):
         with pytest.raises(PufferfishError):
             ExactQuiltMechanism(**{"epsilon": 1.0, **bad})
     with pytest.raises(TypeError):

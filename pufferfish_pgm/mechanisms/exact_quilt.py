@@ -10,9 +10,11 @@ are an independent shift (post-processing). So, with ℓ_λ the exact Laplace lo
                                                        + ℓ_λ(F_N | x_Q, s ; F_N | x_Q, s') ]
 
 and the release adds Laplace(λ) with λ the smallest scale making every ε_i(λ) <= ε. MQM's own
-bound e + n_N·L/λ is kept as one more option per node, so λ never exceeds MQM's scale; the
-empty quilt (nearby = everything: the exact loss of the node) is an option wherever its law
-is affordable.
+bound e + n_N·L/λ is kept as one more option per node, so λ never exceeds MQM's scale. The
+empty quilt (nearby = everything) gives the node's exact loss, the least bound: on chains
+whose whole-chain laws fit ``max_chain_cells`` every node gets it from one forward–backward
+pass and no quilt is searched (the global exact scale); elsewhere it is the only candidate of
+nodes within the window of both ends.
 
 Examples
 --------
@@ -38,15 +40,13 @@ import numpy as np
 from .._parallel import check_executor
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
-from ..privacy_loss import scale_floor
-from ..privacy_loss._bisection import SLACK
+from ..privacy_loss import noiseless_epsilon, scale_floor, smallest_passing_scale
+from ..privacy_loss._bisection import NOISELESS_MARGIN, SLACK
 from ..privacy_loss._pair_rows import Group
 from ..queries import Query
-from ..quilts import candidate_quilts, ordered_pairs, pair_groups, quilt_table_size
-from ..quilts._quilt_classes import NodeClass, chain_candidates, chain_classes
-from ..quilts._quilt_laws import ChainBridges, ChainQuiltLaws, QuiltRows
-from ..quilts._quilt_network import NetworkQuiltLaws
-from ..scenarios import MarkovChainScenario
+from ..quilts._quilt_classes import NodeClass, chain_setup, key_shape, quilt_nodes
+from ..quilts._quilt_laws import QuiltRows, whole_chain_laws
+from ..quilts._quilt_network import network_setup
 from ..secrets import Framework
 from .base import Calibration, Mechanism
 from .baselines import check_inputs
@@ -67,12 +67,17 @@ class ExactQuiltMechanism(Mechanism):
     epsilon : float
         The privacy parameter ε > 0.
     max_window : int, default 256
-        Chains: largest quilt distance (and open-side length) whose laws are computed.
+        Chains: largest quilt distance (and open-side length) of the quilt search.
+    max_chain_cells : int, default 10,000,000
+        Chains with fixed initial laws: when the whole-chain count laws hold at most this many
+        cells (Σ_θ T·k·C, C = T·max weight + 1), every node's empty quilt (its exact ε, the
+        least bound) comes from one forward–backward pass and no quilt search is needed; the
+        scale is then the global exact one. 0: always search quilts.
     max_quilt_assignments : int, default 256
         Networks: quilts with more joint values are skipped (counted in the evidence).
     max_candidates : int, default 200
         Networks: cut of the planner's candidate quilts per node.
-    rtol : float, default 1e-9
+    rtol : float, default 1e-10
         Relative width of the final bisection bracket (the passing end is returned).
 
     Examples
@@ -84,14 +89,17 @@ class ExactQuiltMechanism(Mechanism):
     """
 
     max_window: int = 256
+    max_chain_cells: int = 10_000_000
     max_quilt_assignments: int = 256
     max_candidates: int = 200
-    rtol: float = 1e-9
+    rtol: float = 1e-10
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in ("max_window", "max_quilt_assignments", "max_candidates"):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
+        object.__setattr__(self, "max_chain_cells",
+                           positive_int("max_chain_cells", self.max_chain_cells, minimum=0))
         if not positive_finite("rtol", self.rtol) < 1.0:
             raise InvalidParameterError(f"rtol must be < 1, got {self.rtol!r}")
 
@@ -105,23 +113,97 @@ class ExactQuiltMechanism(Mechanism):
         lipschitz = query.lipschitz_for(cls)
         mqm = MarkovQuiltMechanism(epsilon=self.epsilon, max_window=self.max_window,
                                    max_candidates=self.max_candidates).calibrate(framework, query)
-        setup = (_chain_setup if cls.kind == "chain" else _network_setup)(self, framework,
-                                                                          query, mqm)
+        whole = _WholeChain.build(self, framework, query) if lipschitz > 0 else None
+        scale, record = (whole.run(self.epsilon, self.rtol, mqm.scale) if whole is not None
+                         else self._search(framework, query, mqm, lipschitz))
+        return Calibration(mechanism=self.name, epsilon=self.epsilon, scale=float(scale),
+                           query=query, framework=framework, evidence=ExactQuiltEvidence(
+                               lipschitz=lipschitz, mqm_scale=mqm.scale, **record))
+
+    def _search(self, framework: Framework, query: Query, mqm: Calibration,
+                lipschitz: float) -> tuple[float, dict]:
+        """The quilt search: its scale and evidence fields."""
+        cls = framework.scenarios
+        setup = _setup(self, framework, query, mqm)
         search = _Search(setup, self.epsilon, self.rtol, lipschitz)
         scale = search.run() if lipschitz > 0 else 0.0
         worst, key = search.worst()
-        return Calibration(mechanism=self.name, epsilon=self.epsilon, scale=float(scale),
-                           query=query, framework=framework, evidence=ExactQuiltEvidence(
-                               lipschitz=lipschitz, mqm_scale=mqm.scale,
-                               worst_node=worst, worst_quilt=setup.describe(key, worst),
-                               classes=len(setup.classes), evaluations=search.evaluations,
-                               mqm_bound_nodes=search.mqm_nodes(),
-                               window=_window(self.max_window, cls),
-                               skipped_quilts=setup.skipped, cut_candidates=setup.cut))
+        return scale, {"worst_node": worst, "worst_quilt": setup.describe(key, worst),
+                       "classes": len(setup.classes), "evaluations": search.evaluations,
+                       "mqm_bound_nodes": search.mqm_nodes(),
+                       "window": _window(self.max_window, framework) if cls.kind == "chain"
+                       else None,
+                       "skipped_quilts": setup.skipped, "cut_candidates": setup.cut}
 
 
-def _window(max_window: int, cls: Any) -> int | None:
-    return max(1, min(max_window, cls.members[0].length - 1)) if cls.kind == "chain" else None
+def _chain_weights(framework: Framework, query: Any) -> np.ndarray:
+    """The query's integer weights per state, shifted to start at 0 (a loss ignores shifts)."""
+    weights = query.weights_of(framework.scenarios, 0)
+    return (weights - weights.min()).astype(np.int64)
+
+
+class _WholeChain:
+    """Every secret node's empty quilt at once, from whole-chain laws (``docs/exact-quilt.md``,
+    "Whole chains"): the node's exact realised ε, the least bound of any option, so no other
+    option is needed and the scale is the smallest passing every node's comparisons."""
+
+    def __init__(self, groups: list[Group], nodes: list[np.ndarray], length: int) -> None:
+        self.groups, self.nodes, self.length = groups, nodes, length
+        self.worst: tuple[float, int | None] = (-1.0, None)
+
+    @classmethod
+    def build(cls, mech: ExactQuiltMechanism, framework: Framework,
+              query: Any) -> _WholeChain | None:
+        """The groups of every member, or None where some member has no fixed initial law or
+        the laws would exceed ``mech.max_chain_cells``."""
+        if framework.scenarios.kind != "chain":
+            return None
+        laws = whole_chain_laws(framework, _chain_weights(framework, query),
+                                mech.max_chain_cells)
+        if laws is None:
+            return None
+        names = [m.name for m in framework.scenarios]
+        groups = [Group(theta, names[theta], (np.arange(rows.shape[1], dtype=float),), rows,
+                        first, second, tuple(range(first.size)))
+                  for theta, rows, first, second, _ in laws]
+        return cls(groups, [law[-1] for law in laws], framework.scenarios.members[0].length)
+
+    def final(self, scale: float, limit: float) -> bool:
+        """Evaluate every comparison at ``scale``: do all pass? (records the worst node)"""
+        self.worst = (-1.0, None)
+        for group, node in zip(self.groups, self.nodes, strict=True):
+            eps, _ = group.epsilons(np.array([scale]))
+            i = int(np.argmax(eps))
+            if eps[i] > self.worst[0]:
+                self.worst = (float(eps[i]), int(node[i]))
+        return self.worst[0] <= limit
+
+    def _first(self, upper: float) -> tuple[int, int]:
+        """The comparison to bisect alone first: the worst at ``upper`` of the node nearest
+        the middle (the worst node of a long chain; a heuristic, the search checks all)."""
+        node = self.nodes[0]
+        mid = node == node[np.argmin(np.abs(node - (self.length - 1) / 2))]
+        return 0, int(np.flatnonzero(mid)[np.argmax(self.groups[0].epsilons(
+            np.array([upper]), mid)[0])])
+
+    def run(self, epsilon: float, rtol: float, upper: float) -> tuple[float, dict]:
+        """The smallest scale passing every comparison, capped at ``upper`` (MQM's scale,
+        which passes by theorem), and the evidence fields."""
+        limit = epsilon * (1.0 + SLACK)
+        steps, scale = 1, scale_floor(self.groups)
+        if not self.groups:
+            scale = 0.0
+        elif noiseless_epsilon(self.groups) > epsilon * (1.0 - NOISELESS_MARGIN) or \
+                not self.final(scale, limit):
+            scale, steps, _ = smallest_passing_scale(
+                self.groups, epsilon, upper, rtol, self._first(upper),
+                lambda x: self.final(x, limit))
+        capped = scale > upper
+        secret_nodes = np.unique(np.concatenate(self.nodes)) if self.nodes else np.zeros(0)
+        return min(scale, upper), {
+            "worst_node": self.worst[1], "worst_quilt": (), "classes": len(secret_nodes),
+            "evaluations": steps, "mqm_bound_nodes": len(secret_nodes) if capped else 0,
+            "window": self.length - 1, "skipped_quilts": {}, "cut_candidates": ()}
 
 
 def _check_query(query: Any, cls: Any) -> None:
@@ -150,61 +232,23 @@ class _Setup:
 
     def describe(self, key: tuple | None, node: Hashable | None) -> tuple:
         """The quilt nodes of a key at ``node`` (for the evidence)."""
-        if key is None or key == MQM or node is None:
-            return ()
-        kind = key[0]
-        if kind == "net":
-            return tuple(sorted(key[2], key=repr))
-        i = int(node)   # type: ignore[call-overload]
-        left = key[1] if kind == "two" else key[2] if kind == "left" else 0
-        right = key[2] if kind in ("two", "right") else 0
-        return tuple(v for v, d in ((i - left, left), (i + right, right)) if d)
+        return () if key is None or key == MQM or node is None else quilt_nodes(key, node)
 
 
-def _chain_setup(mech: ExactQuiltMechanism, framework: Framework, query: Any,
-                 mqm: Calibration) -> _Setup:
-    cls = framework.scenarios
-    weights = query.weights_of(cls, 0)
-    weights = (weights - weights.min()).astype(np.int64)
-    chains = [m for m in cls if isinstance(m, MarkovChainScenario)]
-    bridges = [ChainBridges(m.transition, None if m.initial_is_any else m.initial_distribution,
-                            weights) for m in chains]
-    length = cls.members[0].length
-    window = max(1, min(mech.max_window, length - 1))
-    plan_nodes = np.asarray(mqm.plan.nodes)   # type: ignore[attr-defined]  # sorted
-    sigma = np.asarray(mqm.plan.sigma)   # type: ignore[attr-defined]
-    classes, candidates, laws = [], [], []
-    for nodes, pairs in pair_groups(framework):
-        group_laws = ChainQuiltLaws(bridges, pairs)
-        own = sigma[np.searchsorted(plan_nodes, nodes)]
-        for c in chain_classes(chains, nodes, pairs, window, own):
-            classes.append(c)
-            candidates.append(chain_candidates(c, window, length))
-            laws.append(group_laws)
+def _window(max_window: int, framework: Framework) -> int:
+    return max(1, min(max_window, framework.scenarios.members[0].length - 1))
+
+
+def _setup(mech: ExactQuiltMechanism, framework: Framework, query: Any,
+           mqm: Calibration) -> _Setup:
+    plan: Any = mqm.plan   # chains: a ChainPlan (sorted nodes and their σ)
+    if framework.scenarios.kind != "chain":
+        return _Setup(*network_setup(framework, query, plan, mech.max_candidates,
+                                     mech.max_quilt_assignments))
+    classes, candidates, laws = chain_setup(framework, _chain_weights(framework, query),
+                                            _window(mech.max_window, framework),
+                                            np.asarray(plan.nodes), np.asarray(plan.sigma))
     return _Setup(classes, candidates, laws, {}, ())
-
-
-def _network_setup(mech: ExactQuiltMechanism, framework: Framework, query: Any,
-                   mqm: Calibration) -> _Setup:
-    cls = framework.scenarios
-    laws = NetworkQuiltLaws(framework, query, lambda v: ordered_pairs(framework, v))
-    k = max(len(cls.states_of(v)) for v in cls.nodes)
-    classes, candidates, skipped, cut = [], [], {}, []
-    for entry in mqm.plan:
-        node = entry.node
-        quilts, was_cut = candidate_quilts(cls, node, max_candidates=mech.max_candidates)
-        keep = [q for q in quilts if quilt_table_size(cls, q) <= mech.max_quilt_assignments]
-        if len(keep) < len(quilts):
-            skipped[node] = len(quilts) - len(keep)
-        if was_cut:
-            cut.append(node)
-        classes.append(NodeClass(
-            nodes=np.array([0]), node=node, head=-1, tail=-1,
-            possible=np.ones((len(cls), k), bool), prior=np.zeros((len(cls), k, k)),
-            support=np.ones((len(cls), 1, k), bool), mqm_sigma=float(entry.sigma), fixed=True))
-        keys = [("net", node, frozenset())] + [("net", node, frozenset(q)) for q in keep]
-        candidates.append(sorted(keys, key=lambda key: len(laws.split(node, key[2])[0])))
-    return _Setup(classes, candidates, [laws] * len(classes), skipped, tuple(cut))
 
 
 class _Search:
@@ -218,6 +262,7 @@ class _Search:
         self._loss: dict[tuple, tuple[float, np.ndarray]] = {}
         self._groups: dict[tuple, Group | None] = {}
         self._recent: list[tuple] = []
+        self._priors: dict[tuple, tuple[np.ndarray, np.ndarray, bool]] = {}
         self.need = [0.0] * len(setup.classes)
 
     # --- one bound ------------------------------------------------------------------------
@@ -226,7 +271,7 @@ class _Search:
         if gid not in self._groups:
             rows = self.setup.laws[c].rows(key)
             self._groups[gid] = None if not len(rows.first) else Group(
-                0, "quilt", (rows.grid,), rows.rows, rows.first, rows.second,
+                0, "quilt", (rows.grid,), rows.table(), rows.first, rows.second,
                 tuple(range(len(rows.first))))
         return self._groups[gid]
 
@@ -242,12 +287,18 @@ class _Search:
 
     def _prior_part(self, c: int, key: tuple) -> tuple[np.ndarray, np.ndarray, bool]:
         """Comparisons that apply to class c, their log P(x_Q|s)/P(x_Q|s'), and whether a
-        quilt value possible under one secret only makes the quilt unusable."""
+        quilt value possible under one secret only makes the quilt unusable (kept)."""
+        hit = self._priors.get((c, key))
+        if hit is None:
+            hit = self._priors[(c, key)] = self._new_prior_part(c, key)
+        return hit
+
+    def _new_prior_part(self, c: int, key: tuple) -> tuple[np.ndarray, np.ndarray, bool]:
         cl: NodeClass = self.setup.classes[c]
         rows: QuiltRows = self.setup.laws[c].rows(key)
-        ok = _applies(cl, rows.distance, rows.theta, rows.left, rows.state, rows.other)
+        ok = cl.applies(rows.distance, rows.theta, rows.left, rows.state, rows.other)
         b = rows.blockers
-        blocked = bool(_applies(cl, rows.distance, b[:, 0], b[:, 1], b[:, 2], b[:, 3]).any())
+        blocked = bool(cl.applies(rows.distance, b[:, 0], b[:, 1], b[:, 2], b[:, 3]).any())
         r = rows.r0 + (cl.prior[rows.theta, rows.state, rows.other] if rows.prior else 0.0)
         return ok, r, blocked
 
@@ -267,31 +318,43 @@ class _Search:
     # --- the search -----------------------------------------------------------------------
     def _ordered(self, c: int) -> list[tuple]:
         keys = self.setup.candidates[c]
-        shapes = {_shape(k): n for n, k in enumerate(self._recent)}
-        return sorted(keys, key=lambda k: shapes.get(_shape(k), len(shapes)))
+        shapes = {key_shape(k): n for n, k in enumerate(self._recent)}
+        return sorted(keys, key=lambda k: shapes.get(key_shape(k), len(shapes)))
 
-    def passes(self, c: int, scale: float) -> bool:
-        for key in [self.winner[c]] + self._ordered(c):
+    def passes(self, c: int, scale: float, tries: int | None = None) -> bool:
+        """Does one of the first ``tries`` options of class c (all: None) pass at ``scale``?
+        (last winner and recent shapes first; the passing option becomes the class's winner
+        and the most recent shape)"""
+        for key in ([self.winner[c]] + self._ordered(c))[:tries]:
             if self.bound(c, key, scale) <= self.limit:
                 self.winner[c] = key
+                self._remember(key)
                 return True
         return False
+
+    def _remember(self, key: tuple) -> None:
+        if key != MQM:
+            self._recent = [key] + [k for k in self._recent if key_shape(k) != key_shape(key)][:7]
 
     def _useful(self, c: int, key: tuple) -> bool:
         ok, r, blocked = self._prior_part(c, key)
         return not blocked and not (ok.any() and r[ok].max() >= self.limit)
 
     def threshold(self, c: int, lo: float) -> float:
-        """Smallest passing scale of class c above ``lo`` (where it fails), up to rtol."""
+        """Smallest passing scale of class c from ``lo`` on (``lo`` itself when an option
+        passes there), up to rtol."""
         best = self.lipschitz * self.setup.classes[c].mqm_sigma
         self.winner[c] = MQM
         for key in self._ordered(c):
             top = best * (1.0 - self.rtol)
             if top <= lo or not self._useful(c, key) or self.bound(c, key, top) > self.limit:
                 continue
-            best = self._bisect(c, key, lo, top)
+            if lo > 0.0 and self.bound(c, key, lo) <= self.limit:   # passes at lo already
+                best, self.winner[c] = lo, key
+                break
+            best = self._bisect(c, key, lo, top)   # lo fails for key: a valid bracket
             self.winner[c] = key
-            self._recent = [key] + [k for k in self._recent if _shape(k) != _shape(key)][:7]
+            self._remember(key)
         self.need[c] = best
         return best
 
@@ -317,9 +380,11 @@ class _Search:
     def run(self) -> float:
         """The largest class threshold, re-checked on every class at the returned scale."""
         scale, count = 0.0, len(self.setup.classes)
+        # neediest first (MQM's σ as the guide): later classes then mostly pass at once
+        order = sorted(range(count), key=lambda c: -self.setup.classes[c].mqm_sigma)
         for _ in range(16):
-            for c in range(count):
-                if scale > 0.0 and self.passes(c, scale):
+            for c in order:   # a few tries; threshold checks every option at the scale
+                if scale > 0.0 and self.passes(c, scale, len(self._recent) + 1):
                     continue
                 scale = max(scale, self.threshold(c, scale))
             # final check of every class at the returned scale: the bounds never increase
@@ -342,18 +407,3 @@ class _Search:
         return int(sum(len(cl.nodes) for cl, w in zip(self.setup.classes, self.winner,
                                                        strict=True) if w == MQM))
 
-
-def _applies(cl: NodeClass, distance: int, theta: np.ndarray, left: np.ndarray,
-             s: np.ndarray, s2: np.ndarray) -> np.ndarray:
-    """Which comparisons (or blockers) concern class ``cl``: both secrets possible, and the
-    left quilt value possible at distance ``distance`` before the node."""
-    ok = cl.possible[theta, s] & cl.possible[theta, s2]
-    if distance:
-        ok &= (left < 0) | cl.support[theta, distance, np.maximum(left, 0)]
-    return ok
-
-
-def _shape(key: tuple) -> tuple:
-    """A key without the node it was made for (one-sided chain quilts)."""
-    return (key[0], key[2]) if key[0] in ("right", "left") else key[:1] if key[0] == "empty" \
-        else key

@@ -23,12 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ..scenarios import MarkovChainScenario
 from ._chain_nodes import _prior_terms, convergence, support_at
+from ._chain_planner import pair_groups
+from ._quilt_laws import ChainBridges, ChainQuiltLaws
 
-__all__ = ["NodeClass", "chain_candidates", "chain_classes", "window_grid"]
+__all__ = ["NodeClass", "chain_candidates", "chain_classes", "chain_setup", "key_shape",
+           "quilt_nodes", "window_grid"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,6 +57,15 @@ class NodeClass:
     support: np.ndarray
     mqm_sigma: float
     fixed: bool
+
+    def applies(self, distance: int, theta: np.ndarray, left: np.ndarray, s: np.ndarray,
+                s2: np.ndarray) -> np.ndarray:
+        """Which comparisons (or blockers) concern the class: both secrets possible, and the
+        left quilt value possible at distance ``distance`` before the node."""
+        ok = self.possible[theta, s] & self.possible[theta, s2]
+        if distance:
+            ok &= (left < 0) | self.support[theta, distance, np.maximum(left, 0)]
+        return ok
 
 
 def window_grid(window: int) -> list[int]:
@@ -130,25 +144,74 @@ def chain_classes(members: Sequence, nodes: np.ndarray, pairs: np.ndarray, windo
 def chain_candidates(cls: NodeClass, window: int, length: int) -> list[tuple]:
     """Quilt keys a class may use (see :class:`~pufferfish_pgm.quilts._quilt_laws.ChainQuiltLaws`).
 
-    Two-sided quilts at grid distances no more than a factor 2 apart (or at the largest
-    distance a side allows), one-sided quilts whose open side is within the window, and the
-    empty quilt when the whole chain is. An open left side needs the start law, so chains with
-    ``initial="any"`` have it at node 0 only (whose left part is empty).
+    The empty quilt alone when the whole chain is within the window (its bound is the node's
+    exact ε, below every other bound); else two-sided quilts at grid distances no more than a
+    factor 2 apart (or at the largest distance a side allows) and one-sided quilts whose open
+    side is within the window. An open left side needs the start law, so chains with
+    ``initial="any"`` have it at node 0 only (whose left part is empty). Widest nearby block
+    first: usually the best, so that a class's search rarely bisects more than one quilt.
+
+    >>> c = NodeClass(nodes=np.array([3]), node=3, head=3, tail=-1, possible=None,
+    ...               prior=None, support=None, mqm_sigma=1.0, fixed=True)
+    >>> chain_candidates(c, 2, 100)
+    [('right', 3, 2), ('two', 2, 2), ('right', 3, 1), ('two', 1, 2), ('two', 2, 1), ('two', 1, 1)]
     """
     i, d = cls.node, length - 1 - cls.node
     grid = window_grid(window)
     left = sorted({a for a in grid if a <= i} | ({i} if 0 < i <= window else set()))
     right = sorted({b for b in grid if b <= d} | ({d} if 0 < d <= window else set()))
-    out: list[tuple] = []
-    for a in left:
-        for b in right:
-            if max(a, b) <= 2 * min(a, b) or a == left[-1] or b == right[-1]:
-                out.append(("two", a, b))
     opens = cls.head == 0 or (cls.fixed and cls.head > 0)   # node 0 needs no start law
-    if opens:
-        out += [("right", i, b) for b in right]
-    if cls.tail >= 0:
-        out += [("left", d, a) for a in left]
     if opens and cls.tail >= 0:
-        out.append(("empty", i, d))
-    return out
+        return [("empty", i, d)]
+    out = [(("two", a, b), a + b) for a in left for b in right
+           if max(a, b) <= 2 * min(a, b) or a == left[-1] or b == right[-1]]
+    if opens:
+        out += [(("right", i, b), i + b) for b in right]
+    if cls.tail >= 0:
+        out += [(("left", d, a), d + a) for a in left]
+    return [key for key, _ in sorted(out, key=lambda pair: -pair[1])]
+
+
+def chain_setup(framework: Any, weights: np.ndarray, window: int, plan_nodes: np.ndarray,
+                sigma: np.ndarray) -> tuple[list, list, list]:
+    """Classes, their candidate keys and the laws behind them, for every pair group of a
+    chain framework (``weights``: shifted integer weights per state; ``plan_nodes`` sorted,
+    ``sigma`` their MQM σ)."""
+    chains = [m for m in framework.scenarios if isinstance(m, MarkovChainScenario)]
+    bridges = [ChainBridges(m.transition, None if m.initial_is_any else m.initial_distribution,
+                            weights) for m in chains]
+    length = chains[0].length
+    classes, candidates, laws = [], [], []
+    for nodes, pairs in pair_groups(framework):
+        group_laws = ChainQuiltLaws(bridges, pairs)
+        own = sigma[np.searchsorted(plan_nodes, nodes)]
+        for c in chain_classes(chains, nodes, pairs, window, own):
+            classes.append(c)
+            candidates.append(chain_candidates(c, window, length))
+            laws.append(group_laws)
+    return classes, candidates, laws
+
+
+def key_shape(key: tuple) -> tuple:
+    """A key without the node it was made for (one-sided and empty chain quilts).
+
+    >>> key_shape(("right", 7, 16)), key_shape(("two", 4, 8))
+    (('right', 16), ('two', 4, 8))
+    """
+    return (key[0], key[2]) if key[0] in ("right", "left") else key[:1] if key[0] == "empty" \
+        else key
+
+
+def quilt_nodes(key: tuple, node: Any) -> tuple:
+    """The quilt nodes of ``key`` at ``node`` (sorted by repr for networks).
+
+    >>> quilt_nodes(("two", 2, 3), 10), quilt_nodes(("right", 10, 4), 10)
+    ((8, 13), (14,))
+    """
+    kind = key[0]
+    if kind == "net":
+        return tuple(sorted(key[2], key=repr))
+    i = int(node)
+    left = key[1] if kind == "two" else key[2] if kind == "left" else 0
+    right = key[2] if kind in ("two", "right") else 0
+    return tuple(v for v, d in ((i - left, left), (i + right, right)) if d)

@@ -21,21 +21,25 @@ Examples
 >>> laws = ChainQuiltLaws([ChainBridges(p, np.array([2 / 3, 1 / 3]), np.array([0, 1]))],
 ...                       np.array([[0, 1], [1, 0]]))
 >>> rows = laws.rows(("two", 1, 2))      # quilt {X_{i-1}, X_{i+2}}: nearby {X_i, X_{i+1}}
->>> rows.grid.tolist(), rows.rows.shape[1]
+>>> rows.grid.tolist(), rows.table().shape[1]
 ([0.0, 1.0, 2.0], 3)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..distributions._log_space import log_convolve, logsumexp
+from ..queries._chain_count_law import ChainCountTables
+from ..scenarios import MarkovChainScenario
+from ._chain_planner import pair_groups
 
 __all__ = ["ChainBridges", "ChainQuiltLaws", "LINEAR_RANGE", "QuiltRows", "batch_log_convolve",
-           "log_advance"]
+           "log_advance", "whole_chain_cells", "whole_chain_laws", "whole_chain_rows"]
 
 
 def log_advance(table: np.ndarray, log_p: np.ndarray, weights: np.ndarray,
@@ -111,11 +115,13 @@ class QuiltRows:
     ``log P(x_Q | s) / P(x_Q | s')`` that does not depend on the node, to which the node's
     prior term ``log q_i(s')/q_i(s)`` is added when ``prior``. ``blockers`` (θ, left, s, s')
     are quilt values possible under s and impossible under s' (the quilt is unusable where
-    they apply). ``distance`` is a, the distance of the left node (0: none).
+    they apply). ``distance`` is a, the distance of the left node (0: none). ``rows`` may be
+    given as a function computing them: :meth:`table` calls it once, when a loss is needed
+    (the prior part alone often rules a quilt out).
     """
 
     grid: np.ndarray
-    rows: np.ndarray
+    rows: np.ndarray | Callable[[], np.ndarray]
     first: np.ndarray
     second: np.ndarray
     theta: np.ndarray
@@ -126,6 +132,13 @@ class QuiltRows:
     blockers: np.ndarray
     distance: int
     prior: bool
+
+    def table(self) -> np.ndarray:
+        """The rows (computed on the first call when given as a function)."""
+        if callable(self.rows):
+            object.__setattr__(self, "rows", self.rows())
+        assert isinstance(self.rows, np.ndarray)
+        return self.rows
 
 
 def _left_distance(key: tuple) -> int:
@@ -170,26 +183,27 @@ class ChainQuiltLaws:
 
     def _build(self, key: tuple) -> QuiltRows:
         parts: list[tuple] = []
-        rows: list[np.ndarray] = []
-        width = 0
+        jobs: list[tuple] = []   # per θ: what its law rows need, computed only on demand
+        width = count = 0
         for theta, br in enumerate(self.bridges):
             left, right = self._sides(key, br)
             width = max(width, left.shape[-1] + right.shape[-1] - 1 + int(br.weights.max()))
-            parts.append(self._compare(theta, key, left, right, rows, br))
-        grid = np.arange(width, dtype=float)
-        table = np.full((len(rows), width), -np.inf)
-        for r, row in enumerate(rows):
-            table[r, :row.size] = row
+            index: dict[tuple, int] = {}
+            parts.append(self._compare(theta, key, left, right, index, count))
+            jobs.append((br, left, right, list(index)))
+            count += len(index)
         cat = [np.concatenate([p[j] for p in parts]) for j in range(7)]
         blockers = np.concatenate([p[7] for p in parts]).reshape(-1, 4)
-        return QuiltRows(grid=grid, rows=table, first=cat[0], second=cat[1], theta=cat[2],
-                         left=cat[3], state=cat[4], other=cat[5], r0=cat[6].astype(float),
-                         blockers=blockers, distance=_left_distance(key),
-                         prior=key[0] in ("two", "left"))
+        return QuiltRows(grid=np.arange(width, dtype=float),
+                         rows=lambda: _law_table(jobs, count, width), first=cat[0],
+                         second=cat[1], theta=cat[2], left=cat[3], state=cat[4],
+                         other=cat[5], r0=cat[6].astype(float), blockers=blockers,
+                         distance=_left_distance(key), prior=key[0] in ("two", "left"))
 
     def _compare(self, theta: int, key: tuple, left: np.ndarray, right: np.ndarray,
-                 rows: list, br: ChainBridges) -> tuple:
-        """Comparisons of one θ; appends the rows they use to ``rows``."""
+                 index: dict, offset: int) -> tuple:
+        """Comparisons of one θ; numbers the rows they use (u, s, v) in ``index`` from
+        ``offset`` on."""
         tl, tr = logsumexp(left, axis=-1), logsumexp(right, axis=-1)   # (kl, k), (k, kr)
         open_left = key[0] in ("right", "empty")
         s, s2 = self.pairs[:, 0], self.pairs[:, 1]
@@ -202,33 +216,39 @@ class ChainQuiltLaws:
             r0 = (tr[s[m], v] - tr[s2[m], v])
         else:
             r0 = (tl[u, s[m]] - tl[u, s2[m]]) + (tr[s[m], v] - tr[s2[m], v])
-        index: dict[tuple, int] = {}
-        first = self._row_ids(left, right, u, s[m], v, rows, index, br)
-        second = self._row_ids(left, right, u, s2[m], v, rows, index, br)
+        first = _row_ids(u, s[m], v, index, offset)
+        second = _row_ids(u, s2[m], v, index, offset)
         bm, bu, _ = np.nonzero(_finite(one) & ~_finite(two))
         blockers = np.stack([np.full(bm.size, theta), np.where(open_left, -1, bu), s[bm],
                              s2[bm]], axis=1)
         lefts = np.full(m.size, -1) if open_left else u
         return first, second, np.full(m.size, theta), lefts, s[m], s2[m], r0, blockers
 
-    @staticmethod
-    def _row_ids(left: np.ndarray, right: np.ndarray, us: np.ndarray, ss: np.ndarray,
-                 vs: np.ndarray, rows: list, index: dict, br: ChainBridges) -> np.ndarray:
-        keys = list(zip(us.tolist(), ss.tolist(), vs.tolist(), strict=True))
-        new = [key for key in dict.fromkeys(keys) if (id(br),) + key not in index]
-        if new:
-            u, s, v = (np.array(x, dtype=np.int64) for x in zip(*new, strict=True))
+
+def _row_ids(us: np.ndarray, ss: np.ndarray, vs: np.ndarray, index: dict,
+             offset: int) -> np.ndarray:
+    """Row numbers of the laws (u, s, v), new ones numbered from ``offset + len(index)``."""
+    keys = list(zip(us.tolist(), ss.tolist(), vs.tolist(), strict=True))
+    for key in keys:
+        index.setdefault(key, offset + len(index))
+    return np.array([index[key] for key in keys], dtype=np.int64)
+
+
+def _law_table(jobs: list[tuple], count: int, width: int) -> np.ndarray:
+    """The normalised nearby laws ``left[u, s] ⊛ δ_{w(s)} ⊛ right[s, v]`` of every job's rows
+    (numbered in order), one batch per θ; X_i's own weight is one shift per state."""
+    table = np.full((count, width), -np.inf)
+    start = 0
+    for br, left, right, keys in jobs:
+        if keys:
+            u, s, v = (np.array(x, dtype=np.int64) for x in zip(*keys, strict=True))
             laws = batch_log_convolve(left[u, s], right[s, v])
-            width, pad = laws.shape[1], int(br.weights.max())
-            placed = np.full((len(new), width + pad), -np.inf)
-            shift = br.weights[s]
-            for w in np.unique(shift):   # X_i's own weight, one shift per state
-                placed[shift == w, w:w + width] = laws[shift == w]
-            placed -= logsumexp(laws, axis=1)[:, None]
-            for j, key in enumerate(new):
-                index[(id(br),) + key] = len(rows)
-                rows.append(placed[j])
-        return np.array([index[(id(br),) + key] for key in keys], dtype=np.int64)
+            laws -= logsumexp(laws, axis=1)[:, None]
+            shift, n = br.weights[s], laws.shape[1]
+            for w in np.unique(shift):
+                table[start + np.flatnonzero(shift == w), w:w + n] = laws[shift == w]
+        start += len(keys)
+    return table
 
 
 #: Largest sum of the two inputs' log ranges convolved in linear space: every product is
@@ -267,4 +287,91 @@ def batch_log_convolve(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
             out[linear] = np.log(acc) + top_x[linear] + top_y[linear]
     for j in np.flatnonzero(~linear):
         out[j] = log_convolve(xs[j], ys[j])
+    return out
+
+
+def whole_chain_cells(length: int, k: int, weights: np.ndarray) -> int:
+    """Cells ``T·k·C`` of one chain's whole-chain laws (C = T·max w + 1 counts).
+
+    >>> whole_chain_cells(288, 4, np.array([0, 0, 1, 0]))
+    332928
+    """
+    return length * k * (length * int(np.max(weights)) + 1)
+
+
+def whole_chain_rows(transition: np.ndarray, initial: np.ndarray, weights: np.ndarray,
+                     length: int, secrets: Sequence[tuple[np.ndarray, np.ndarray]]
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Empty-quilt laws of every secret node of one fixed-start chain of ``length`` nodes and
+    per-state ``weights``, in one pass.
+
+    ``secrets`` are (nodes, ordered pairs) as :func:`~pufferfish_pgm.quilts.pair_groups`
+    gives them. Returns rows (R, C) of ``log P(F = c | X_t = s)`` on counts 0..C-1 and, per
+    comparison of an unordered pair {s, s'} at node t (both secrets possible; the loss is
+    symmetric, so one order suffices), its two rows and t. One forward–backward pass
+    (:meth:`~pufferfish_pgm.queries._chain_count_law.ChainCountTables.stream_secret_log_joints`).
+
+    Examples
+    --------
+    >>> rows, first, second, node = whole_chain_rows(
+    ...     np.full((2, 2), 0.5), np.array([0.5, 0.5]), np.array([0, 1]), 3,
+    ...     [(np.arange(3), np.array([[0, 1], [1, 0]]))])
+    >>> rows.shape, node.tolist()
+    ((6, 4), [0, 1, 2])
+    >>> np.exp(rows[second[1]]).round(4).tolist()            # F given X_1 = 1
+    [0.0, 0.25, 0.5, 0.25]
+    """
+    tables = ChainCountTables(transition, initial,
+                              np.broadcast_to(weights, (length, len(weights))))
+    wanted: dict[int, list[int]] = {}
+    comparisons = []
+    for nodes, pairs in secrets:
+        both = np.unique(np.sort(np.asarray(pairs).reshape(-1, 2), axis=1), axis=0)
+        both = both[both[:, 0] < both[:, 1]]
+        states = np.unique(both).tolist()
+        wanted.update(dict.fromkeys(np.asarray(nodes).tolist(), states))
+        comparisons.append(np.column_stack([np.repeat(nodes, len(both)),
+                                            np.tile(both, (len(nodes), 1))]))
+    row_of = np.full((length, len(weights)), -1)
+    rows = np.full((sum(len(v) for v in wanted.values()), tables.width), -np.inf)
+    for r, (t, s, law) in enumerate(tables.stream_secret_log_joints(wanted)):
+        total = float(logsumexp(law))
+        if np.isfinite(total):   # else the secret is impossible: its pairs are unconstrained
+            rows[r], row_of[t, s] = law - total, r
+    if not comparisons:
+        empty = np.zeros(0, dtype=np.int64)
+        return rows, empty, empty, empty
+    comp = np.concatenate(comparisons)
+    first, second = row_of[comp[:, 0], comp[:, 1]], row_of[comp[:, 0], comp[:, 2]]
+    keep = (first >= 0) & (second >= 0)
+    return rows, first[keep], second[keep], comp[keep, 0]
+
+
+def whole_chain_laws(framework: Any, weights: np.ndarray, max_cells: int) -> list[tuple] | None:
+    """Per member θ with a comparison, ``(θ, rows, first, second, node)`` of
+    :func:`whole_chain_rows`; None unless every member is a fixed-start chain and the laws
+    hold at most ``max_cells`` cells in all.
+
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.secrets import Framework
+    >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 5))
+    >>> [law[1].shape for law in whole_chain_laws(fw, np.array([0, 1]), 100)]
+    [(10, 6)]
+    >>> whole_chain_laws(fw, np.array([0, 1]), 50) is None     # 5·2·6 = 60 cells
+    True
+    """
+    members = list(framework.scenarios)
+    chains = [m for m in members if isinstance(m, MarkovChainScenario) and not m.initial_is_any]
+    if len(chains) < len(members):
+        return None
+    length = chains[0].length
+    if sum(whole_chain_cells(length, m.k, weights) for m in chains) > max_cells:
+        return None
+    secrets = pair_groups(framework)
+    out = []
+    for theta, m in enumerate(chains):
+        rows, first, second, node = whole_chain_rows(m.transition, m.initial_distribution,
+                                                     weights, length, secrets)
+        if first.size:
+            out.append((theta, rows, first, second, node))
     return out

@@ -29,10 +29,12 @@ import numpy as np
 from ..distributions._log_space import logsumexp
 from ..queries._network_count_law import network_log_joint
 from ..queries._packed_weights import node_weights
-from ._network_planner import class_dags, d_connected
+from ._influence import ordered_pairs, quilt_table_size
+from ._network_planner import candidate_quilts, class_dags, d_connected
+from ._quilt_classes import NodeClass
 from ._quilt_laws import QuiltRows
 
-__all__ = ["NetworkQuiltLaws", "closure"]
+__all__ = ["NetworkQuiltLaws", "closure", "network_setup"]
 
 
 def closure(dags: Sequence, nodes: tuple, node: Any, quilt: frozenset) -> tuple[tuple, tuple]:
@@ -127,3 +129,29 @@ def _row(index: dict, rows: list, laws: dict, key: tuple, total: dict) -> int:
         index[key] = len(rows)
         rows.append(laws[key] - total[key])
     return index[key]
+
+
+def network_setup(framework: Any, query: Any, plan: Any, max_candidates: int,
+                  max_assignments: int) -> tuple[list, list, list, dict, tuple]:
+    """Classes (one per node of the MQM ``plan``), candidate keys (the empty quilt and the
+    planner's quilts with at most ``max_assignments`` joint values, fewest nearby nodes
+    first), laws, quilts skipped per node and nodes whose candidates were cut."""
+    cls = framework.scenarios
+    laws = NetworkQuiltLaws(framework, query, lambda v: ordered_pairs(framework, v))
+    k = max(len(cls.states_of(v)) for v in cls.nodes)
+    classes, candidates, skipped, cut = [], [], {}, []
+    for entry in plan:
+        node = entry.node
+        quilts, was_cut = candidate_quilts(cls, node, max_candidates=max_candidates)
+        keep = [q for q in quilts if quilt_table_size(cls, q) <= max_assignments]
+        if len(keep) < len(quilts):
+            skipped[node] = len(quilts) - len(keep)
+        if was_cut:
+            cut.append(node)
+        classes.append(NodeClass(
+            nodes=np.array([0]), node=node, head=-1, tail=-1,
+            possible=np.ones((len(cls), k), bool), prior=np.zeros((len(cls), k, k)),
+            support=np.ones((len(cls), 1, k), bool), mqm_sigma=float(entry.sigma), fixed=True))
+        keys = [("net", node, frozenset())] + [("net", node, frozenset(q)) for q in keep]
+        candidates.append(sorted(keys, key=lambda key: len(laws.split(node, key[2])[0])))
+    return classes, candidates, [laws] * len(classes), skipped, tuple(cut)
