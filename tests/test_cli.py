@@ -28,7 +28,7 @@ def test_compare_json_parses_and_every_mechanism_is_audited(capsys):
     assert code == 0, err
     rows = json.loads(out)["rows"]
     names = [r["mechanism"] for r in rows]
-    assert names == ["entry", "group", "mqm", "wasserstein", "kantorovich",
+    assert names == ["entry", "group", "mqm", "exact-quilt", "wasserstein", "kantorovich",
                      "kantorovich-relaxed", "exact"]
     for r in rows:
         if r["mechanism"] != "entry":
@@ -209,14 +209,15 @@ def test_compare_keeps_the_finished_rows_when_one_mechanism_fails(monkeypatch, c
     failed = [ln for ln in lines if ln.startswith("kantorovich ")]
     assert len(failed) == 1 and "FAILED" in failed[0]
     assert "LimitExceededError: kantorovich is too big for this test" in failed[0]
-    for name in ("entry", "group", "mqm", "wasserstein", "kantorovich-relaxed", "exact"):
+    for name in ("entry", "group", "mqm", "exact-quilt", "wasserstein", "kantorovich-relaxed",
+                 "exact"):
         assert any(ln.startswith(name + " ") and "FAILED" not in ln for ln in lines), name
-    assert "1 of 7 mechanisms failed (kantorovich)" in out
+    assert "1 of 8 mechanisms failed (kantorovich)" in out
     code, out, _ = run(capsys, "compare", *SMALL, "--json")
     data = json.loads(out)
     assert code == 0 and data["failed"] == ["kantorovich"]
     assert [r["mechanism"] for r in data["rows"] if "scale" in r] == [
-        "entry", "group", "mqm", "wasserstein", "kantorovich-relaxed", "exact"]
+        "entry", "group", "mqm", "exact-quilt", "wasserstein", "kantorovich-relaxed", "exact"]
 
 
 def test_compare_exits_2_only_when_every_mechanism_fails(monkeypatch, capsys):
