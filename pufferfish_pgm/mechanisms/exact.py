@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from .._parallel import run_map
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError
 from ..privacy_loss import (
@@ -112,8 +111,9 @@ class ExactLaplaceMechanism(Mechanism):
 
     def calibrate(self, framework: Framework, query: Query, *,
                   executor: Any = None) -> Calibration[ExactEvidence]:
-        """Calibrate by bisection on the exact audit (see the module docstring); the
-        scenarios' laws, W∞ and the final audit run on ``executor`` if given."""
+        """Calibrate by bisection on the exact audit (see the module docstring); each
+        scenario's laws are built on ``executor`` if given (W∞, the search and the final audit
+        run here, on the laws already returned)."""
         refuse_any_start(framework, "ExactLaplaceMechanism")
         engine, matrix, shift, names = release_layout(framework, query)
         groups, skipped = build_groups(framework, engine, matrix, shift, self.max_grid, executor)
@@ -123,13 +123,15 @@ class ExactLaplaceMechanism(Mechanism):
                 audit=None, coverage=coverage, skipped=skipped, coordinates=tuple(names),
                 wasserstein_scale=0.0 if scalar else None,
                 note="releasing F itself already meets epsilon: no noise needed"))
-        transport = run_map(group_w_infinity, groups, executor) if scalar else None
+        # W∞ and the audit run here: shipping the groups' laws to process or cluster workers
+        # again costs more than it saves (measured: Dask 207 s against 67 s serial at T=1,440)
+        transport = [group_w_infinity(g) for g in groups] if scalar else None
         start, w_scale, pick = _upper_bracket(groups, scalar, self.epsilon, transport)
         reports: list[AuditReport] = []
 
         def final(scale: float) -> bool:   # the full report, computed once, is the final check
             reports.append(report_from_groups(groups, np.full(len(names), scale), names,
-                                              skipped, coverage, False, executor))
+                                              skipped, coverage, False))
             return reports[-1].passes(self.epsilon, SLACK)
 
         scale, steps, upper = smallest_passing_scale(groups, self.epsilon, start, self.rtol,
