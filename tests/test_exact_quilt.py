@@ -242,3 +242,146 @@ def test_json_round_trip_and_verify() -> None:
     assert report.holds and report.audited_epsilon <= 1.0 + SLACK
     release = back.release([0, 1] * 15, rng=np.random.default_rng(0))
     assert release.scale == cal.scale
+
+
+# ----------------------------------------------------------------------------- windowed counts
+
+def test_windowed_counts_of_independent_slots_need_one_over_epsilon() -> None:
+    # Independent slots (equal rows of P): for node i and the quilt {X_{i-1}, X_{i+1}} the
+    # prior term is 0 and the nearby block is X_i alone, in one window: its window count is
+    # the point mass at [s = 1] (plus a shift independent of X_i), so the exact loss of
+    # Laplace(λ) on every coordinate is 1/λ, and λ = 1/ε = 2 at ε = 0.5 whatever the width.
+    # Nothing smaller passes (the node's own coordinate alone leaks 1/λ).
+    iid = Framework(MarkovChainScenario([[0.7, 0.3], [0.7, 0.3]], "stationary", 40))
+    for width in (1, 3, 4):
+        cal = ExactQuiltMechanism(epsilon=0.5, max_window=4).calibrate(
+            iid, pp.WindowedCount(1, width))
+        assert cal.scale == pytest.approx(2.0, rel=1e-8)
+
+
+def test_one_window_is_the_scalar_count() -> None:
+    # width = T: one window, so the windowed count IS Count(1) (same laws, same quilts, same
+    # classes up to the split by offset): the scale is the scalar quilt search's, 6.3493786 on
+    # this chain (T = 30, max_window = 6; worst class: the middle nodes, quilt (6, 6)).
+    fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.3, 0.7]], "stationary", 30))
+    scalar = ExactQuiltMechanism(epsilon=1.0, max_window=6, max_chain_cells=0).calibrate(
+        fw, Count(1))
+    vector = ExactQuiltMechanism(epsilon=1.0, max_window=6).calibrate(
+        fw, pp.WindowedCount(1, 30))
+    assert vector.scale == pytest.approx(scalar.scale, rel=1e-8)
+    assert vector.scale == pytest.approx(6.3493786, rel=1e-6)
+    assert vector.scale < vector.evidence.mqm_scale / 2
+
+
+def test_within_the_window_windowed_counts_get_the_global_exact_scale() -> None:
+    # T - 1 <= max_window and the whole chain's joint window law is small: every node's only
+    # candidate is its empty quilt, whose bound is the node's exact realised ε for the vector
+    # release, so the scale is ExactLaplaceMechanism's (3.9113696 for width 3, T = 10). Width 1
+    # releases every slot's indicator: the same argument, a 2^9-point grid.
+    fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.3, 0.7]], "stationary", 10))
+    for width, golden in ((3, 3.9113696), (1, None)):
+        query = pp.WindowedCount(1, width)
+        cal = ExactQuiltMechanism(epsilon=1.0).calibrate(fw, query)
+        exact = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, query).scale
+        assert cal.scale == pytest.approx(exact, rel=1e-7)
+        assert golden is None or cal.scale == pytest.approx(golden, rel=1e-6)
+        assert cal.evidence.worst_quilt == () and cal.evidence.mqm_bound_nodes == 0
+
+
+def test_block_law_matches_enumeration() -> None:
+    from itertools import product
+
+    from pufferfish_pgm.quilts._quilt_laws import ChainBridges
+    from pufferfish_pgm.quilts._quilt_vector_laws import block_law
+
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet(np.ones(3), size=3)
+    weights = np.array([0, 1, 0])
+    br = ChainBridges(p, np.ones(3) / 3, weights)
+    lo, node, hi, width = 2, 4, 7, 3           # slots 2..7 meet windows [0,3), [3,6), [6,9)
+    law, radix = block_law(br, (lo, node, hi, True, True), width)
+    assert radix == (2, 4, 3)
+    want = np.zeros((3, 3, 3) + radix)
+    for path in product(range(3), repeat=hi - lo + 3):   # X_{lo-1} .. X_{hi+1}
+        prob = np.prod([p[a, b] for a, b in zip(path, path[1:], strict=False)])
+        counts = [0, 0, 0]
+        for t, x in zip(range(lo, hi + 1), path[1:-1], strict=True):
+            counts[t // width - lo // width] += weights[x]
+        want[(path[0], path[node - lo + 1], path[-1], *counts)] += prob
+    assert np.allclose(np.exp(law).reshape(want.shape), want, rtol=1e-12, atol=0)
+
+
+def test_nearby_blocks_of_every_key_kind() -> None:
+    from pufferfish_pgm.quilts._quilt_laws import ChainBridges
+    from pufferfish_pgm.quilts._quilt_vector_laws import ChainVectorLaws
+
+    br = ChainBridges(np.full((2, 2), 0.5), np.array([0.5, 0.5]), np.array([0, 1]))
+    laws = ChainVectorLaws([br], np.array([[0, 1]]), width=3, offset=1, length=10)
+    # (lo, i, hi, closed left, closed right); a two-sided key's node is some i = 1 mod 3
+    assert laws.block(("two", 2, 3)) == (3, 4, 6, True, True)
+    assert laws.block(("right", 4, 2)) == (0, 4, 5, False, True)       # ("right", i, b)
+    assert laws.block(("left", 2, 3)) == (5, 7, 9, True, False)        # ("left", d, a)
+    assert laws.block(("empty", 4, 5)) == (0, 4, 9, False, False)      # ("empty", i, d)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_chains(max_states=3, max_length=10, fixed_initial=False),
+       st.floats(0.2, 3.0), st.integers(2, 4), st.sampled_from([1, 2, 3, 4, 256]),
+       st.sampled_from([8, 16_384]))
+def test_random_windowed_counts_pass_the_audit_and_never_exceed_mqm(chain, epsilon, width,
+                                                                    window, cells) -> None:
+    # cells = 8: most empty quilts and wide blocks do not fit, so quilts (or MQM) decide
+    assume(chain.k > 1 and width <= chain.length)
+    try:
+        _check(Framework(chain), pp.WindowedCount(chain.states[-1], width), epsilon,
+               max_window=window, max_window_cells=cells)
+    except ImpossibleSecretError:
+        assume(False)
+
+
+def test_long_chains_share_the_middle_nodes_per_offset() -> None:
+    # A node's window laws depend on it through i mod width: the shared middle class of a
+    # stationary chain splits into `width` classes, and a long chain gets the scale of a
+    # shorter one (only the ends differ).
+    query = pp.WindowedCount(1, 3)
+    short = ExactQuiltMechanism(epsilon=1.0, max_window=8).calibrate(
+        Framework(MarkovChainScenario(STICKY, "stationary", 60)), query)
+    long = ExactQuiltMechanism(epsilon=1.0, max_window=8).calibrate(
+        Framework(MarkovChainScenario(STICKY, "stationary", 3000)), query)
+    assert long.scale == pytest.approx(short.scale, rel=1e-8)
+    assert long.evidence.classes <= 2 * 9 + 3
+    assert long.scale < long.evidence.mqm_scale
+
+
+def test_windowed_refusals_name_the_alternatives() -> None:
+    mech = ExactQuiltMechanism(epsilon=1.0)
+    fw = Framework(MarkovChainScenario(STICKY, "stationary", 10))
+    with pytest.raises(ParameterTypeError, match="MarkovQuiltMechanism.*GroupDPMechanism"):
+        mech.calibrate(fw, pp.WindowedHistogram(2))
+    with pytest.raises(InvalidParameterError, match="exceeds the chain's length"):
+        mech.calibrate(fw, pp.WindowedCount(1, 11))
+    asia = Framework(BayesianNetworkScenario.from_file(default_model_path("asia.bif")))
+    with pytest.raises(InvalidParameterError, match="Markov chains"):
+        mech.calibrate(asia, pp.WindowedCount("yes", 2))
+    with pytest.raises(PufferfishError):
+        ExactQuiltMechanism(epsilon=1.0, max_window_cells=0)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(distributions(2, zeros=False), min_size=4, max_size=4), st.integers(4, 9),
+       st.integers(1, 3), st.sampled_from([1, 3, 256]))
+def test_random_chain_classes_with_windowed_counts(rows, length, width, window) -> None:
+    p1, p2 = np.array(rows[:2]), np.array(rows[2:])
+    fw = Framework(ScenarioClass([MarkovChainScenario(p1, "stationary", length, name="a"),
+                                  MarkovChainScenario(p2, [1.0, 0.0], length, name="b")]))
+    _check(fw, pp.WindowedCount(1, width), 1.0, max_window=window)
+
+
+def test_windowed_certificate_round_trip_and_verify() -> None:
+    fw = Framework(MarkovChainScenario(STICKY, "stationary", 12))
+    mech = ExactQuiltMechanism(epsilon=1.0, max_window=3)
+    cal = mech.calibrate(fw, pp.WindowedCount(1, 4))
+    text = cal.to_json(mechanism=mech)
+    report = pp.verify(text, fw)
+    assert report.holds and report.audited_epsilon <= 1.0 + SLACK
+    assert pp.Calibration.from_json(text, fw).scale == cal.scale

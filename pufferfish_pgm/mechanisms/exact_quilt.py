@@ -14,7 +14,9 @@ bound e + n_N·L/λ is kept as one more option per node, so λ never exceeds MQM
 empty quilt (nearby = everything) gives the node's exact loss, the least bound: on chains
 whose whole-chain laws fit ``max_chain_cells`` every node gets it from one forward–backward
 pass and no quilt is searched (the global exact scale); elsewhere it is the only candidate of
-nodes within the window of both ends.
+nodes within the window of both ends. ``WindowedCount`` on chains: the same bound with the
+exact loss of the nearby block's vector of window counts (quilt search only;
+:mod:`~pufferfish_pgm.quilts._quilt_vector_laws`).
 
 Examples
 --------
@@ -43,10 +45,11 @@ from ..errors import InvalidParameterError, ParameterTypeError
 from ..privacy_loss import noiseless_epsilon, scale_floor, smallest_passing_scale
 from ..privacy_loss._bisection import NOISELESS_MARGIN, SLACK
 from ..privacy_loss._pair_rows import Group
-from ..queries import Query
+from ..queries import Query, WindowedCount
 from ..quilts._quilt_classes import NodeClass, chain_setup, key_shape, quilt_nodes
 from ..quilts._quilt_laws import QuiltRows, whole_chain_laws
 from ..quilts._quilt_network import network_setup
+from ..quilts._quilt_vector_laws import check_windowed, vector_chain_setup, windowed_weights
 from ..secrets import Framework
 from .base import Calibration, Mechanism
 from .baselines import check_inputs
@@ -75,6 +78,9 @@ class ExactQuiltMechanism(Mechanism):
         scale is then the global exact one. 0: always search quilts.
     max_quilt_assignments : int, default 256
         Networks: quilts with more joint values are skipped (counted in the evidence).
+    max_window_cells : int, default 16,384
+        Windowed counts: quilts whose nearby block's joint law of per-window counts has more
+        grid points are skipped (larger: tighter scales, slower; ``docs/exact-quilt.md``).
     max_candidates : int, default 200
         Networks: cut of the planner's candidate quilts per node.
     rtol : float, default 1e-10
@@ -91,12 +97,14 @@ class ExactQuiltMechanism(Mechanism):
     max_window: int = 256
     max_chain_cells: int = 10_000_000
     max_quilt_assignments: int = 256
+    max_window_cells: int = 16_384
     max_candidates: int = 200
     rtol: float = 1e-10
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("max_window", "max_quilt_assignments", "max_candidates"):
+        for name in ("max_window", "max_quilt_assignments", "max_candidates",
+                     "max_window_cells"):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
         object.__setattr__(self, "max_chain_cells",
                            positive_int("max_chain_cells", self.max_chain_cells, minimum=0))
@@ -138,6 +146,8 @@ class ExactQuiltMechanism(Mechanism):
 
 def _chain_weights(framework: Framework, query: Any) -> np.ndarray:
     """The query's integer weights per state, shifted to start at 0 (a loss ignores shifts)."""
+    if isinstance(query, WindowedCount):
+        return windowed_weights(framework, query)
     weights = query.weights_of(framework.scenarios, 0)
     return (weights - weights.min()).astype(np.int64)
 
@@ -156,8 +166,8 @@ class _WholeChain:
               query: Any) -> _WholeChain | None:
         """The groups of every member, or None where some member has no fixed initial law or
         the laws would exceed ``mech.max_chain_cells``."""
-        if framework.scenarios.kind != "chain":
-            return None
+        if framework.scenarios.kind != "chain" or isinstance(query, WindowedCount):
+            return None   # vector queries: the joint law of every window is out of reach
         laws = whole_chain_laws(framework, _chain_weights(framework, query),
                                 mech.max_chain_cells)
         if laws is None:
@@ -207,9 +217,12 @@ class _WholeChain:
 
 
 def _check_query(query: Any, cls: Any) -> None:
+    if check_windowed(query, cls):
+        return
     if not hasattr(query, "weights") or not getattr(query, "integer", False):
         raise ParameterTypeError(
-            f"ExactQuiltMechanism calibrates Count and integer LinearQuery queries, got "
+            f"ExactQuiltMechanism calibrates Count, integer LinearQuery and WindowedCount "
+            f"queries, got "
             f"{getattr(query, 'name', type(query).__name__)}; use ExactLaplaceMechanism "
             "(histograms, small models) or MarkovQuiltMechanism (any Lipschitz query)")
     if cls.kind == "chain" and query.nodes is not None and \
@@ -245,6 +258,11 @@ def _setup(mech: ExactQuiltMechanism, framework: Framework, query: Any,
     if framework.scenarios.kind != "chain":
         return _Setup(*network_setup(framework, query, plan, mech.max_candidates,
                                      mech.max_quilt_assignments))
+    if isinstance(query, WindowedCount):
+        return _Setup(*vector_chain_setup(
+            framework, windowed_weights(framework, query), query.width,
+            _window(mech.max_window, framework), np.asarray(plan.nodes),
+            np.asarray(plan.sigma), mech.max_window_cells), {}, ())
     classes, candidates, laws = chain_setup(framework, _chain_weights(framework, query),
                                             _window(mech.max_window, framework),
                                             np.asarray(plan.nodes), np.asarray(plan.sigma))
@@ -271,7 +289,7 @@ class _Search:
         if gid not in self._groups:
             rows = self.setup.laws[c].rows(key)
             self._groups[gid] = None if not len(rows.first) else Group(
-                0, "quilt", (rows.grid,), rows.table(), rows.first, rows.second,
+                0, "quilt", rows.axes(), rows.table(), rows.first, rows.second,
                 tuple(range(len(rows.first))))
         return self._groups[gid]
 
@@ -281,7 +299,8 @@ class _Search:
         if hit is None or hit[0] != scale:
             group = self._group(c, key)
             self.evaluations += 1
-            eps = np.zeros(0) if group is None else group.epsilons(np.array([scale]))[0]
+            eps = np.zeros(0) if group is None else group.epsilons(
+                np.full(len(group.grids), scale))[0]   # Laplace(λ) on every coordinate
             self._loss[gid] = hit = (scale, eps)
         return hit[1]
 

@@ -21,7 +21,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,7 +141,8 @@ def chain_classes(members: Sequence, nodes: np.ndarray, pairs: np.ndarray, windo
     return out
 
 
-def chain_candidates(cls: NodeClass, window: int, length: int) -> list[tuple]:
+def chain_candidates(cls: NodeClass, window: int, length: int,
+                     fits: Callable[[tuple], bool] | None = None) -> list[tuple]:
     """Quilt keys a class may use (see :class:`~pufferfish_pgm.quilts._quilt_laws.ChainQuiltLaws`).
 
     The empty quilt alone when the whole chain is within the window (its bound is the node's
@@ -150,6 +151,7 @@ def chain_candidates(cls: NodeClass, window: int, length: int) -> list[tuple]:
     side is within the window. An open left side needs the start law, so chains with
     ``initial="any"`` have it at node 0 only (whose left part is empty). Widest nearby block
     first: usually the best, so that a class's search rarely bisects more than one quilt.
+    ``fits`` (vector queries): only keys it accepts are kept, the empty quilt included.
 
     >>> c = NodeClass(nodes=np.array([3]), node=3, head=3, tail=-1, possible=None,
     ...               prior=None, support=None, mqm_sigma=1.0, fixed=True)
@@ -161,7 +163,7 @@ def chain_candidates(cls: NodeClass, window: int, length: int) -> list[tuple]:
     left = sorted({a for a in grid if a <= i} | ({i} if 0 < i <= window else set()))
     right = sorted({b for b in grid if b <= d} | ({d} if 0 < d <= window else set()))
     opens = cls.head == 0 or (cls.fixed and cls.head > 0)   # node 0 needs no start law
-    if opens and cls.tail >= 0:
+    if opens and cls.tail >= 0 and (fits is None or fits(("empty", i, d))):
         return [("empty", i, d)]
     out = [(("two", a, b), a + b) for a in left for b in right
            if max(a, b) <= 2 * min(a, b) or a == left[-1] or b == right[-1]]
@@ -169,7 +171,8 @@ def chain_candidates(cls: NodeClass, window: int, length: int) -> list[tuple]:
         out += [(("right", i, b), i + b) for b in right]
     if cls.tail >= 0:
         out += [(("left", d, a), d + a) for a in left]
-    return [key for key, _ in sorted(out, key=lambda pair: -pair[1])]
+    return [key for key, _ in sorted(out, key=lambda pair: -pair[1])
+            if fits is None or fits(key)]
 
 
 def chain_setup(framework: Any, weights: np.ndarray, window: int, plan_nodes: np.ndarray,

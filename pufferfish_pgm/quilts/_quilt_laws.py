@@ -39,7 +39,8 @@ from ..scenarios import MarkovChainScenario
 from ._chain_planner import pair_groups
 
 __all__ = ["ChainBridges", "ChainQuiltLaws", "LINEAR_RANGE", "QuiltRows", "batch_log_convolve",
-           "log_advance", "whole_chain_cells", "whole_chain_laws", "whole_chain_rows"]
+           "log_advance", "quilt_rows", "whole_chain_cells", "whole_chain_laws",
+           "whole_chain_rows"]
 
 
 def log_advance(table: np.ndarray, log_p: np.ndarray, weights: np.ndarray,
@@ -117,7 +118,8 @@ class QuiltRows:
     are quilt values possible under s and impossible under s' (the quilt is unusable where
     they apply). ``distance`` is a, the distance of the left node (0: none). ``rows`` may be
     given as a function computing them: :meth:`table` calls it once, when a loss is needed
-    (the prior part alone often rules a quilt out).
+    (the prior part alone often rules a quilt out). ``grids`` (vector queries): one grid per
+    released coordinate, the rows then having one axis per grid; empty: ``(grid,)``.
     """
 
     grid: np.ndarray
@@ -132,6 +134,11 @@ class QuiltRows:
     blockers: np.ndarray
     distance: int
     prior: bool
+    grids: tuple = ()
+
+    def axes(self) -> tuple:
+        """The grid of every coordinate of the rows (``(grid,)`` for scalar queries)."""
+        return self.grids or (self.grid,)
 
     def table(self) -> np.ndarray:
         """The rows (computed on the first call when given as a function)."""
@@ -181,24 +188,26 @@ class ChainQuiltLaws:
             return br.bridge(key[2]), br.end(key[1])[:, None]
         return br.start(key[1])[None], br.end(key[2])[:, None]
 
-    def _build(self, key: tuple) -> QuiltRows:
+    def _comparisons(self, key: tuple) -> tuple[list, list, int]:
+        """Per θ the comparisons of :meth:`_compare` and what its law rows need
+        ``(bridges, left, right, row keys)``, and the number of rows."""
         parts: list[tuple] = []
         jobs: list[tuple] = []   # per θ: what its law rows need, computed only on demand
-        width = count = 0
+        count = 0
         for theta, br in enumerate(self.bridges):
             left, right = self._sides(key, br)
-            width = max(width, left.shape[-1] + right.shape[-1] - 1 + int(br.weights.max()))
             index: dict[tuple, int] = {}
             parts.append(self._compare(theta, key, left, right, index, count))
             jobs.append((br, left, right, list(index)))
             count += len(index)
-        cat = [np.concatenate([p[j] for p in parts]) for j in range(7)]
-        blockers = np.concatenate([p[7] for p in parts]).reshape(-1, 4)
-        return QuiltRows(grid=np.arange(width, dtype=float),
-                         rows=lambda: _law_table(jobs, count, width), first=cat[0],
-                         second=cat[1], theta=cat[2], left=cat[3], state=cat[4],
-                         other=cat[5], r0=cat[6].astype(float), blockers=blockers,
-                         distance=_left_distance(key), prior=key[0] in ("two", "left"))
+        return parts, jobs, count
+
+    def _build(self, key: tuple) -> QuiltRows:
+        parts, jobs, count = self._comparisons(key)
+        width = max(left.shape[-1] + right.shape[-1] - 1 + int(br.weights.max())
+                    for br, left, right, _ in jobs)
+        return quilt_rows(key, parts, (np.arange(width, dtype=float),),
+                          lambda: _law_table(jobs, count, width))
 
     def _compare(self, theta: int, key: tuple, left: np.ndarray, right: np.ndarray,
                  index: dict, offset: int) -> tuple:
@@ -223,6 +232,18 @@ class ChainQuiltLaws:
                              s2[bm]], axis=1)
         lefts = np.full(m.size, -1) if open_left else u
         return first, second, np.full(m.size, theta), lefts, s[m], s2[m], r0, blockers
+
+
+def quilt_rows(key: tuple, parts: list[tuple], grids: tuple,
+               rows: Callable[[], np.ndarray]) -> QuiltRows:
+    """:class:`QuiltRows` of the per-θ comparisons ``parts`` of :meth:`ChainQuiltLaws._compare`,
+    with rows computed by ``rows`` on ``grids`` (one per released coordinate)."""
+    cat = [np.concatenate([p[j] for p in parts]) for j in range(7)]
+    blockers = np.concatenate([p[7] for p in parts]).reshape(-1, 4)
+    return QuiltRows(grid=grids[0], rows=rows, first=cat[0], second=cat[1], theta=cat[2],
+                     left=cat[3], state=cat[4], other=cat[5], r0=cat[6].astype(float),
+                     blockers=blockers, distance=_left_distance(key),
+                     prior=key[0] in ("two", "left"), grids=grids if len(grids) > 1 else ())
 
 
 def _row_ids(us: np.ndarray, ss: np.ndarray, vs: np.ndarray, index: dict,

@@ -1,0 +1,281 @@
+"""Joint per-window count laws of a chain quilt's nearby block (``docs/exact-quilt.md``,
+"Vector queries").
+
+A windowed count releases the count of one state in every window of ``width`` slots, plus
+independent Laplace noise per coordinate. For a secret node X_i and a chain quilt, the nearby
+block (the slots strictly between the quilt nodes, X_i included; an open side runs to the end
+of the chain) meets a few consecutive windows, and the exact quilt bound needs the *joint*
+law of the block's counts in each window it meets, given the quilt values and X_i = s.
+
+It comes from one forward pass over the block per θ. The count vector is packed as the digits
+of one integer (window j's digit has radix n_j·max w + 1, n_j the block's slots in window j,
+so a digit never overflows), adding slot t's weight to its window is a shift by
+``w·stride_j``, and every step is the scalar log-space recursion
+:func:`~pufferfish_pgm.quilts._quilt_laws.log_advance` (sums of positive terms: exact to
+relative precision, never FFT). The prior part ``log P(x_Q|s)/P(x_Q|s')`` depends on the
+totals only and is the scalar one (:class:`~pufferfish_pgm.quilts._quilt_laws.ChainQuiltLaws`).
+
+Window boundaries are the multiples of ``width``, so a two-sided quilt's law depends on its
+node only through the offset ``i mod width`` (one-sided and empty keys name their node): there
+is one laws object per offset, and node classes are split by offset. Joint laws above
+``max_cells`` grid points (default ``MAX_VECTOR_CELLS``; or whose forward pass would exceed
+``MAX_PASS_CELLS``) are not computed: :meth:`ChainVectorLaws.fits` rules their quilts out.
+
+Examples
+--------
+>>> p = np.array([[0.5, 0.5], [0.5, 0.5]])
+>>> laws = ChainVectorLaws([ChainBridges(p, np.array([0.5, 0.5]), np.array([0, 1]))],
+...                        np.array([[0, 1], [1, 0]]), width=2, offset=1, length=8)
+>>> lo, i, hi, _, _ = laws.block(("two", 2, 2))      # nearby {X_{i-1}, X_i, X_{i+1}}, i odd
+>>> window_sizes(lo, hi, 2)
+[2, 1]
+>>> rows = laws.rows(("two", 2, 2))
+>>> rows.table().shape[1:], [g.tolist() for g in rows.axes()]
+((3, 2), [[0.0, 1.0, 2.0], [0.0, 1.0]])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from ..distributions._log_space import logsumexp
+from ..errors import ParameterTypeError
+from ..queries._windowed import WindowedCount, WindowedQuery
+from ..scenarios import MarkovChainScenario
+from ._chain_planner import pair_groups
+from ._quilt_classes import NodeClass, chain_candidates, chain_classes
+from ._quilt_laws import ChainBridges, ChainQuiltLaws, QuiltRows, log_advance, quilt_rows
+
+__all__ = ["ChainVectorLaws", "MAX_PASS_CELLS", "MAX_VECTOR_CELLS", "block_law",
+           "check_windowed", "fitting_window", "vector_chain_setup", "window_sizes",
+           "windowed_weights"]
+
+#: Default largest joint grid (points per law) of a nearby block's window counts.
+MAX_VECTOR_CELLS = 1 << 14
+#: Largest k⁴·C of a forward pass (its temporaries: quilt value, X_i, two states, counts).
+MAX_PASS_CELLS = 1 << 24
+
+
+def window_sizes(lo: int, hi: int, width: int) -> list[int]:
+    """Slots of ``[lo, hi]`` in each window of ``width`` slots it meets, in time order.
+
+    >>> window_sizes(3, 9, 4)        # [3, 4), [4, 8), [8, 10)
+    [1, 4, 2]
+    """
+    return [min(hi, (j + 1) * width - 1) - max(lo, j * width) + 1
+            for j in range(lo // width, hi // width + 1)]
+
+
+def check_windowed(query: Any, cls: Any) -> bool:
+    """Is ``query`` a windowed count (True) or not windowed (False)? Other windowed queries,
+    windows on networks and widths above T are refused, saying why and what to use.
+
+    >>> cls = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 4)
+    >>> check_windowed(WindowedCount(1, 2), cls)
+    True
+    >>> from pufferfish_pgm.queries import WindowedHistogram
+    >>> check_windowed(WindowedHistogram(2), cls)
+    Traceback (most recent call last):
+    ...
+    pufferfish_pgm.errors.ParameterTypeError: ExactQuiltMechanism calibrates WindowedCount ...
+    """
+    if not isinstance(query, WindowedQuery):
+        return False
+    query.windows(cls)   # networks (no time order) and widths above T: refused, with why
+    if not isinstance(query, WindowedCount):
+        raise ParameterTypeError(
+            f"ExactQuiltMechanism calibrates WindowedCount but not {query.name}; use "
+            "MarkovQuiltMechanism or GroupDPMechanism (any size) or ExactLaplaceMechanism "
+            "(small models)")
+    return True
+
+
+def windowed_weights(framework: Any, query: WindowedCount) -> np.ndarray:
+    """The 0/1 weight of every state: 1 for the state the windowed count counts.
+
+    >>> from pufferfish_pgm.secrets import Framework
+    >>> fw = Framework(MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 4))
+    >>> windowed_weights(fw, WindowedCount(1, 2)).tolist()
+    [0, 1]
+    """
+    cls = framework.scenarios
+    node = cls.nodes[0]
+    code = cls.state_index(node, query.state)
+    return (np.arange(len(cls.states_of(node))) == code).astype(np.int64)
+
+
+def _step(table: np.ndarray, log_p: np.ndarray | None, shift: np.ndarray,
+          size: int) -> np.ndarray:
+    """Add each state's packed weight ``shift`` to the counts, then move one step (or stay
+    put: ``log_p`` None); counts never leave ``size`` (digits do not overflow)."""
+    if log_p is None:
+        log_p = np.where(np.eye(table.shape[-2], dtype=bool), 0.0, -np.inf)
+    return log_advance(table, log_p, shift)[..., :size]
+
+
+def _fix(table: np.ndarray) -> np.ndarray:
+    """(kl, k, C) -> (kl, k_s, k, C): a new axis s holding the event X_i = s."""
+    k = table.shape[-2]
+    out = np.full(table.shape[:-2] + (k, k, table.shape[-1]), -np.inf)
+    idx = np.arange(k)
+    out[:, idx, idx, :] = table[:, idx, :]
+    return out
+
+
+def block_law(br: ChainBridges, block: tuple[int, int, int, bool, bool],
+              width: int) -> tuple[np.ndarray, tuple[int, ...]]:
+    """``log P(counts = c, X_i = s, X_{hi+1} = v | X_{lo-1} = u)`` of the block
+    ``(lo, i, hi, closed_left, closed_right)``, shape (kl, k, kr, C) (an open side has size
+    1; the open left starts from the chain's start law), and the radices of the packed counts.
+
+    >>> br = ChainBridges(np.full((2, 2), 0.5), np.array([0.5, 0.5]), np.array([0, 1]))
+    >>> law, radix = block_law(br, (0, 0, 1, False, False), 2)  # both slots, X_0 = s
+    >>> radix, np.exp(law[0, 1, 0]).round(3).tolist()           # count of window [0, 2)
+    ((3,), [0.0, 0.25, 0.25])
+    """
+    lo, node, hi, closed_left, closed_right = block
+    radix = tuple(n * int(br.weights.max()) + 1 for n in window_sizes(lo, hi, width))
+    strides = np.cumprod((1,) + radix[:0:-1])[::-1]
+    size, k = math.prod(radix), br.k
+    if closed_left:   # the quilt node X_{lo-1} = u: not counted
+        table = np.full((k, k, size), -np.inf)
+        table[np.arange(k), np.arange(k), 0] = 0.0
+        table = _step(table, br.log_p, np.zeros(k, dtype=np.int64), size)
+    else:
+        table = np.full((1, k, size), -np.inf)
+        table[0, :, 0] = br.start(0)[:, 0]
+    for t in range(lo, hi + 1):
+        if t == node:
+            table = _fix(table)
+        last = t == hi and not closed_right
+        table = _step(table, None if last else br.log_p,
+                      br.weights * strides[t // width - lo // width], size)
+    if not closed_right:
+        table = logsumexp(table, axis=-2)[..., None, :]
+    return table, radix
+
+
+def _vector_table(jobs: list[tuple], count: int, block: tuple,
+                  width: int) -> np.ndarray:
+    """The normalised joint laws of every job's rows (numbered in order), shape
+    (rows, *radices)."""
+    radix: tuple[int, ...] = ()
+    table = np.zeros(0)
+    start = 0
+    for br, _, _, keys in jobs:
+        law, radix = block_law(br, block, width)
+        if not table.size:
+            table = np.full((count, law.shape[-1]), -np.inf)
+        if keys:
+            u, s, v = (np.array(x, dtype=np.int64) for x in zip(*keys, strict=True))
+            rows = law[u, s, v]
+            table[start:start + len(keys)] = rows - logsumexp(rows, axis=1)[:, None]
+        start += len(keys)
+    return table.reshape((count,) + radix)
+
+
+class ChainVectorLaws(ChainQuiltLaws):
+    """Joint per-window count laws of the nearby blocks of the quilts of nodes at offset
+    ``offset`` (``i mod width``) of a chain of ``length`` slots (keys as
+    :class:`~pufferfish_pgm.quilts._quilt_laws.ChainQuiltLaws`); laws of more than
+    ``max_cells`` grid points do not :meth:`fit`."""
+
+    def __init__(self, bridges: list[ChainBridges], pairs: np.ndarray, *, width: int,
+                 offset: int, length: int, max_cells: int = MAX_VECTOR_CELLS) -> None:
+        super().__init__(bridges, pairs)
+        self.width, self.offset, self.length = width, offset, length
+        self.max_cells = max_cells
+
+    def block(self, key: tuple) -> tuple[int, int, int, bool, bool]:
+        """``(lo, i, hi, closed_left, closed_right)``: the nearby slots ``[lo, hi]`` and the
+        node (a two-sided key's node is placed at some slot of its offset)."""
+        kind = key[0]
+        if kind == "two":
+            i = self.offset + self.width * (key[1] // self.width + 1)
+            return i - key[1] + 1, i, i + key[2] - 1, True, True
+        if kind == "right":   # ("right", i, b)
+            return 0, key[1], key[1] + key[2] - 1, False, True
+        if kind == "left":    # ("left", d, a), d = T - 1 - i
+            i = self.length - 1 - key[1]
+            return i - key[2] + 1, i, self.length - 1, True, False
+        return 0, key[1], self.length - 1, False, False   # ("empty", i, d)
+
+    def fits(self, key: tuple) -> bool:
+        """Is the joint law of ``key``'s nearby block within the caps?"""
+        lo, _, hi, _, _ = self.block(key)
+        top = max(int(br.weights.max()) for br in self.bridges)
+        size = math.prod(n * top + 1 for n in window_sizes(lo, hi, self.width))
+        k = max(br.k for br in self.bridges)
+        return size <= self.max_cells and k ** 4 * size <= MAX_PASS_CELLS
+
+    def _build(self, key: tuple) -> QuiltRows:
+        parts, jobs, count = self._comparisons(key)
+        block = self.block(key)
+        top = max(int(br.weights.max()) for br in self.bridges)
+        grids = tuple(np.arange(n * top + 1, dtype=float)
+                      for n in window_sizes(block[0], block[2], self.width))
+        return quilt_rows(key, parts, grids,
+                          lambda: _vector_table(jobs, count, block, self.width))
+
+
+def fitting_window(width: int, window: int, max_cells: int, k: int, top: int) -> int:
+    """The longest block (at most ``window`` slots, at least 1) whose window counts fit the
+    caps for some alignment. A longer block never fits (the grid grows with the block), so
+    quilt distances beyond it and the start or end tables of nodes beyond it are never
+    candidates: it is the window of the classes (``top``: the largest weight).
+
+    >>> fitting_window(2, 256, 100, 2, 1)      # 3^4 = 81 points: 8 slots in 4 windows
+    8
+    """
+    def size(n: int) -> int:
+        return min(math.prod(m * top + 1 for m in window_sizes(r, r + n - 1, width))
+                   for r in range(width))
+    n = 1
+    while n < window and size(n + 1) <= max_cells and k ** 4 * size(n + 1) <= MAX_PASS_CELLS:
+        n += 1
+    return n
+
+
+def _by_offset(cl: NodeClass, width: int, plan_nodes: np.ndarray,
+               sigma: np.ndarray) -> list[NodeClass]:
+    """A class split by ``node mod width`` (a node's laws depend on its offset)."""
+    if len(cl.nodes) == 1:
+        return [cl]
+    out = []
+    for r in np.unique(cl.nodes % width):
+        nodes = cl.nodes[cl.nodes % width == r]
+        own = float(sigma[np.searchsorted(plan_nodes, nodes)].max())
+        out.append(dataclasses.replace(cl, nodes=nodes, node=int(nodes[0]), mqm_sigma=own))
+    return out
+
+
+def vector_chain_setup(framework: Any, weights: np.ndarray, width: int, window: int,
+                       plan_nodes: np.ndarray, sigma: np.ndarray,
+                       max_cells: int = MAX_VECTOR_CELLS) -> tuple[list, list, list]:
+    """Classes (split by offset), their candidate keys (those whose joint laws have at most
+    ``max_cells`` grid points) and the laws behind them, for a windowed count of ``width``
+    (as :func:`~pufferfish_pgm.quilts._quilt_classes.chain_setup`)."""
+    chains = [m for m in framework.scenarios if isinstance(m, MarkovChainScenario)]
+    bridges = [ChainBridges(m.transition, None if m.initial_is_any else m.initial_distribution,
+                            weights) for m in chains]
+    length = chains[0].length
+    window = fitting_window(width, window, max_cells, max(m.k for m in chains),
+                            int(weights.max()))
+    classes, candidates, laws = [], [], []
+    for nodes, pairs in pair_groups(framework):
+        by_offset: dict[int, ChainVectorLaws] = {}
+        own = sigma[np.searchsorted(plan_nodes, nodes)]
+        for c in chain_classes(chains, nodes, pairs, window, own):
+            for sub in _by_offset(c, width, plan_nodes, sigma):
+                r = sub.node % width
+                if r not in by_offset:
+                    by_offset[r] = ChainVectorLaws(bridges, pairs, width=width, offset=r,
+                                                   length=length, max_cells=max_cells)
+                classes.append(sub)
+                candidates.append(chain_candidates(sub, window, length, by_offset[r].fits))
+                laws.append(by_offset[r])
+    return classes, candidates, laws
