@@ -66,9 +66,9 @@ def _query_nodes(args: argparse.Namespace, fw: Framework) -> tuple | None:
 
 def _framework(args: argparse.Namespace) -> Framework:
     cls = load_scenarios(args.model, renormalize=args.renormalize, length=args.length)
-    nodes = None
-    if args.nodes:
-        nodes = [_coerce(v.strip(), cls.nodes) for v in args.nodes.split(",") if v.strip()]
+    if not args.nodes:   # every pair of every node, never built as objects (a day of seconds)
+        return Framework(cls)
+    nodes = [_coerce(v.strip(), cls.nodes) for v in args.nodes.split(",") if v.strip()]
     return Framework(cls, secret_pairs(cls, nodes=nodes))
 
 
