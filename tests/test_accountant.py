@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
+import pufferfish_pgm as pp
 from pufferfish_pgm.accountant import PrivacyAccountant, joint_audit
 from pufferfish_pgm.accountant._composition_rules import full_range, pair_range, quilt_bound
 from pufferfish_pgm.errors import (
@@ -390,3 +391,12 @@ def test_public_names_survive_the_split() -> None:
     assert all(hasattr(accountant, name) for name in accountant.__all__)
     assert (accountant.full_range, accountant.pair_range, accountant.quilt_bound) == (
         rules.full_range, rules.pair_range, rules.quilt_bound)
+
+
+def test_optimal_noise_releases_are_refused_with_the_reason() -> None:
+    # the accountant composes Laplace releases; an integer noise law has no Laplace scale (nan),
+    # which used to be reported as "scale is nan"
+    mc = pp.MarkovChainScenario([[0.8, 0.2], [0.2, 0.8]], "stationary", 6)
+    cal = pp.OptimalNoiseMechanism(epsilon=1.0).calibrate(pp.Framework(mc), pp.Count(1))
+    with pytest.raises(pp.CompositionError, match="integer noise law, not Laplace noise"):
+        pp.PrivacyAccountant().record(cal)

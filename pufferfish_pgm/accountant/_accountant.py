@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidParameterError, ParameterTypeError
+from ..errors import CompositionError, InvalidParameterError, ParameterTypeError
 from ..mechanisms import Calibration
 from ..privacy_loss import audit_releases
 from ..queries import Query
@@ -152,6 +152,12 @@ class PrivacyAccountant:
         if not isinstance(calibration, Calibration):
             raise ParameterTypeError(f"record() takes a Calibration (from mechanism.calibrate), "
                                      f"got {type(calibration).__name__}")
+        if np.isnan(calibration.scale) and hasattr(calibration, "noise"):
+            raise CompositionError(
+                f"{calibration.mechanism} releases add an integer noise law, not Laplace noise; "
+                "the accountant's proven composition rules cover Laplace releases only, so it "
+                "cannot add this release to others (release it alone, or calibrate with a "
+                "Laplace mechanism such as ExactLaplaceMechanism to compose)")
         if not (np.isfinite(calibration.scale) and calibration.scale >= 0):
             raise InvalidParameterError(f"the calibration's scale is {calibration.scale!r}; it "
                                         "must be a finite number >= 0")
