@@ -93,6 +93,12 @@ def test_release_from_csv(tmp_path, capsys):
     (["frobnicate"], "frobnicate"),
     (["release", "--data", "no/such.csv"], "does not exist"),
     (["calibrate", "--memory-budget", "lots"], "'lots' is not a size"),
+    # new-user items 7 and 9: accepted nonsense and unhelpful messages before
+    (["calibrate", "--length", "0"], "length must be >= 1, got 0"),
+    (["calibrate", "--model", str(MODELS / "asia.bif"), "--length", "5"],
+     "applies to Markov chains"),
+    (["release", "--data", "x.csv", "--seed", "-1"], "--seed must be an integer >= 0, got -1"),
+    (["calibrate", "--model", str(MODELS)], "is a directory"),
     (["calibrate", "--model", str(MODELS / "asia.bif"), "--mechanism", "exact",
       "--memory-budget", "100"], "memory budget"),
 ])

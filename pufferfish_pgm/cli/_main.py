@@ -90,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.set_defaults(epsilon=None, mechanism=None)  # given: must agree with --calibration
             p.add_argument("--aggregate", action="store_true",
                            help="one noisy total over users instead of one per user")
-            p.add_argument("--seed", type=int, help="seeded noise (reproducible, NOT for "
-                                                    "production)")
+            p.add_argument("--seed", type=_seed, help="seeded noise (reproducible, NOT for "
+                                                      "production): an integer >= 0")
         if name == "audit":
             p.add_argument("--scale", type=float, help="audit this Laplace scale instead")
         if name in ("compare", "plan", "audit"):
@@ -99,6 +99,18 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "verify":
             p.add_argument("file", metavar="FILE", help="the certificate (from calibrate --out)")
     return parser
+
+
+def _seed(text: str) -> int:
+    """``--seed``: an integer >= 0 (numpy's own message for -1 is not one a user can act on)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed must be an integer >= 0, got {text!r}") \
+            from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--seed must be an integer >= 0, got {value}")
+    return value
 
 
 def _version() -> str:

@@ -22,7 +22,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import ModelFileError, ModelFileNotFoundError, ParameterTypeError, PufferfishError
+from .._validation import positive_int
+from ..errors import (
+    InvalidParameterError,
+    ModelFileError,
+    ModelFileNotFoundError,
+    ParameterTypeError,
+    PufferfishError,
+)
 from ._pgmpy import DEFAULT_RENORMALIZE, check_renormalize
 from ._scenario_class import ScenarioClass
 from ._scenarios import BayesianNetworkScenario, MarkovChainScenario, default_model_path
@@ -41,7 +48,13 @@ def load_scenarios(path: str | Path | None = None, *, renormalize: float = DEFAU
     of chains. ``renormalize`` is that of :class:`BayesianNetworkScenario` (networks only).
     """
     renormalize = check_renormalize(renormalize)
+    if length is not None:
+        length = positive_int("length", length)
     path = default_model_path(DEFAULT_MODEL) if path is None else Path(path)
+    if path.is_dir():
+        raise ModelFileNotFoundError(
+            f"{str(path)!r} is a directory; give a model file in it (a network file or a "
+            "chain .json)")
     if not path.is_file():
         raise ModelFileNotFoundError(
             f"model file {str(path)!r} does not exist; give a network file (.bif, .xml, .net, "
@@ -49,6 +62,10 @@ def load_scenarios(path: str | Path | None = None, *, renormalize: float = DEFAU
         )
     if path.suffix.lower() == ".json":
         return _load_chain_json(path, length)
+    if length is not None:
+        raise InvalidParameterError(
+            f"length={length} applies to Markov chains, but {path.name!r} is a network, whose "
+            "nodes are fixed by the file; drop the length")
     return ScenarioClass(BayesianNetworkScenario.from_file(path, renormalize=renormalize))
 
 
