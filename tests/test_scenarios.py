@@ -340,3 +340,14 @@ def test_class_rejects_a_generator_of_nothing() -> None:
 def test_class_rejects_non_scenarios() -> None:
     with pytest.raises(ParameterTypeError, match="got int"):
         pp.ScenarioClass([1, 2])
+
+
+def test_bundled_models_load_by_name_from_any_directory(tmp_path, monkeypatch) -> None:
+    # new-user item 10: the README used checkout-relative paths such as models/alarm.bif
+    monkeypatch.chdir(tmp_path)
+    assert len(pp.load_scenarios("asia.bif").nodes) == 8
+    (tmp_path / "asia.bif").write_text("not a network")   # a file here wins over the bundle
+    with pytest.raises(pp.ModelFileError):
+        pp.load_scenarios("asia.bif")
+    with pytest.raises(pp.errors.ModelFileNotFoundError, match="nosuch.bif"):
+        pp.load_scenarios("nosuch.bif")

@@ -44,13 +44,20 @@ def load_scenarios(path: str | Path | None = None, *, renormalize: float = DEFAU
     """Load a scenario class from a network file (``.bif``, ``.xml``, ``.net``, ``.uai``,
     ``.xdsl``, ... : see :meth:`BayesianNetworkScenario.from_file`) or a chain ``.json`` file.
 
-    ``None`` loads the bundled default (the activity chain). ``length`` overrides the length
-    of chains. ``renormalize`` is that of :class:`BayesianNetworkScenario` (networks only).
+    ``None`` loads the bundled default (the activity chain); a bare file name that is not a
+    file here but names a bundled model (``"alarm.bif"``) loads that model, so examples work
+    from any directory. ``length`` overrides the length of chains. ``renormalize`` is that of
+    :class:`BayesianNetworkScenario` (networks only).
+
+    Examples
+    --------
+    >>> len(load_scenarios("asia.bif").nodes)
+    8
     """
     renormalize = check_renormalize(renormalize)
     if length is not None:
         length = positive_int("length", length)
-    path = default_model_path(DEFAULT_MODEL) if path is None else Path(path)
+    path = default_model_path(DEFAULT_MODEL) if path is None else _bundled_or(Path(path))
     if path.is_dir():
         raise ModelFileNotFoundError(
             f"{str(path)!r} is a directory; give a model file in it (a network file or a "
@@ -67,6 +74,17 @@ def load_scenarios(path: str | Path | None = None, *, renormalize: float = DEFAU
             f"length={length} applies to Markov chains, but {path.name!r} is a network, whose "
             "nodes are fixed by the file; drop the length")
     return ScenarioClass(BayesianNetworkScenario.from_file(path, renormalize=renormalize))
+
+
+def _bundled_or(path: Path) -> Path:
+    """``path`` itself, or the bundled model of that name when ``path`` is a bare name that
+    does not exist here."""
+    if path.exists() or path.parent != Path("."):
+        return path
+    try:
+        return default_model_path(path.name)
+    except ModelFileNotFoundError:
+        return path
 
 
 def _load_chain_json(path: Path, length: int | None) -> ScenarioClass:
