@@ -381,3 +381,14 @@ def test_the_cli_never_builds_every_pair_as_an_object(capsys):
     assert fw._explicit is None and fw._index.pairs is None   # white box: no pair objects
     code, out, _ = run(capsys, "calibrate", "--length", "1000")
     assert code == 0 and "(6000 pairs)" in out
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly():
+    # `pufferfish-pgm plan ... | head -1`: the plan of 3,000 nodes (> 64 kB) hits a closed pipe;
+    # this printed "error: BrokenPipeError" and exited 2
+    done = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m pufferfish_pgm.cli plan --length 3000 | head -1; "
+                       "exit ${PIPESTATUS[0]}"],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("model:") and done.stderr == ""

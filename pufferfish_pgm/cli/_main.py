@@ -144,6 +144,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except PufferfishError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:   # the reader went away (`... | head`): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (OSError, ValueError) as err:  # e.g. an unreadable CSV
         print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
