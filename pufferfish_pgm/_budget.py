@@ -35,6 +35,9 @@ __all__ = ["BUDGET_ENV", "available_memory", "check_allocation", "describe_bytes
 BUDGET_ENV = "PUFFERFISH_PGM_MEMORY_BUDGET"
 #: Share of the usable memory one step may take by default.
 DEFAULT_FRACTION = 0.25
+#: Under the default budget, allocations up to this size pass without reading the system's
+#: free memory (``/proc``), which would cost more than the many small queries themselves.
+QUICK_BYTES = 16 * 2**20
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
@@ -130,8 +133,11 @@ def check_allocation(size: float, *, budget: int | float | str | None = None,
                      what: str) -> None:
     """Raise :class:`LimitExceededError` when ``size`` bytes exceed the budget.
 
-    ``what`` names the allocation (the node, quilt, table...) for the message.
+    ``what`` names the allocation (the node, quilt, table...) for the message. Under the
+    default budget, sizes up to ``QUICK_BYTES`` (16 MiB) pass without reading the free memory.
     """
+    if budget is None and size <= QUICK_BYTES and not os.environ.get(BUDGET_ENV, "").strip():
+        return
     limit = memory_budget(budget)
     if size > limit:
         raise LimitExceededError(

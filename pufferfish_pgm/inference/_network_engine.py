@@ -158,8 +158,7 @@ def network_joint(bn: BayesianNetworkScenario, free: list, codes: dict,
     largest table exceeds the memory budget.
     """
     index = network_index(bn)
-    limit = memory_budget(budget)
-    plan = _compiled(bn, index, free, codes, limit)
+    plan = _compiled(bn, index, free, codes, budget)
     arrays = list(plan.arrays)
     cpts = bn.tables.cpts
     for slot, v, axes in plan.sliced:
@@ -173,19 +172,19 @@ def network_joint(bn: BayesianNetworkScenario, free: list, codes: dict,
         return np.array(1.0)
     operands = [x for i, sub in plan.final for x in (arrays[i], sub)]
     joint = np.einsum(*operands, list(range(len(free))))
-    if plan.partial and not _possible(bn, index, codes, limit):
+    if plan.partial and not _possible(bn, index, codes, budget):
         return np.zeros_like(joint)
     return joint
 
 
 def _compiled(bn: BayesianNetworkScenario, index: NetworkIndex, free: list, codes: dict,
-              limit: int) -> _Plan:
+              budget: Any) -> _Plan:
     """The plan of this query shape (compiled and cached on first use), checked against
     the budget before anything is allocated."""
     key = (tuple(free), tuple(sorted(codes, key=str)))
     plan = index.plans.get(key)
     if plan is not None:
-        _check(bn, plan.schedule, free, codes, limit)
+        _check(bn, plan.schedule, free, codes, budget)
         return plan
     observed = set(codes)
     kept, relevant = _requisite(bn, index, free, observed)
@@ -193,34 +192,34 @@ def _compiled(bn: BayesianNetworkScenario, index: NetworkIndex, free: list, code
     scopes = [tuple(a for a in (v, *parents[v]) if a not in observed) for v in kept]
     dims = {a: len(bn.tables.states[a]) for scope in scopes for a in scope}
     order = schedule(scopes, keep=free, dims=dims, rank=index.order)
-    _check(bn, order, free, codes, limit)
-    plan = _plan(bn, index, free, observed, order, limit)
+    _check(bn, order, free, codes, budget)
+    plan = _plan(bn, index, free, observed, order, memory_budget(budget))
     plan = plan._replace(partial=bool(observed) and len(kept) < len(relevant))
     index.plans[key] = plan
     return plan
 
 
 def _check(bn: BayesianNetworkScenario, order: Schedule, free: list, codes: dict,
-           limit: int) -> None:
+           budget: Any) -> None:
     given = sorted(map(str, codes))
     where = (f"summing out node {order.culprit!r}" if order.culprit is not None
              else "the result table")
-    check_allocation(order.peak_cells * CELL_BYTES, budget=limit,
+    check_allocation(order.peak_cells * CELL_BYTES, budget=budget,
                      what=f"exact inference of P({', '.join(map(str, free)) or '∅'} | "
                           f"{', '.join(given) or 'nothing'}) in {bn.name!r} ({where}, "
                           f"{order.peak_cells:,} cells)")
 
 
 def _possible(bn: BayesianNetworkScenario, index: NetworkIndex, codes: dict,
-              limit: int) -> bool:
+              budget: Any) -> bool:
     """P(evidence) > 0; single-node evidence is looked up in cached marginals."""
     if len(codes) == 1:
         ((v, c),) = codes.items()
         marginals = index.marginals
         if v not in marginals:
-            marginals[v] = network_joint(bn, [v], {}, limit)
+            marginals[v] = network_joint(bn, [v], {}, budget)
         return bool(marginals[v][c] > 0)
-    return bool(network_joint(bn, [], codes, limit).sum() > 0)
+    return bool(network_joint(bn, [], codes, budget).sum() > 0)
 
 
 def _requisite(bn: BayesianNetworkScenario, index: NetworkIndex, free: list,
