@@ -261,6 +261,12 @@ class ExactEvidence(AuditedEvidence):
         Evaluations of the audit during the search.
     note : str
         Why no noise is needed, when the scale is 0; else empty.
+    streamed : bool
+        True when the laws were streamed node by node (long chains; see
+        :mod:`pufferfish_pgm.privacy_loss._streamed_exact`): the search then starts from
+        ``lower_bracket`` and no W∞ is computed (``wasserstein_scale`` is None).
+    lower_bracket : float or None
+        The scale proven to fail by the generating-function limits (streamed search only).
 
     Examples
     --------
@@ -280,6 +286,8 @@ class ExactEvidence(AuditedEvidence):
     upper_used: float | None = None
     bisection_steps: int = 0
     note: str = ""
+    streamed: bool = False
+    lower_bracket: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,6 +16,12 @@ Pairs are pruned as the bisection goes: once some pair fails at λ, λ* > λ, an
 passed at λ passes at every larger scale, so it need not be evaluated again. Histograms are
 calibrated with one scale on every bar, audited on the joint vector of counts (small models).
 
+Long chains (a count on fixed-start chains whose stored laws would pass ``STREAM_CELLS``
+cells, or ``streaming=True``) are calibrated without holding the laws: node by node from one
+backward pass per scenario, each law cut where no scale above a proven failing one can see it
+(:mod:`pufferfish_pgm.privacy_loss._streamed_exact`; same scale up to ``rtol``, and the same
+final audit of every pair).
+
 Examples
 --------
 >>> from pufferfish_pgm.scenarios import MarkovChainScenario
@@ -46,12 +52,16 @@ from ..privacy_loss import (
 from ..privacy_loss._audit import coverage_note, report_from_groups
 from ..privacy_loss._bisection import NOISELESS_MARGIN, SLACK, group_w_infinity
 from ..privacy_loss._pair_rows import MAX_GRID, Group, build_groups, refuse_any_start
+from ..privacy_loss._streamed_exact import chain_streams, streamed_calibration
 from ..queries import Query
 from ..secrets import Framework
 from .base import Calibration, Mechanism
 from .evidence import ExactEvidence
 
 __all__ = ["ExactLaplaceMechanism"]
+
+#: Stored laws above this many cells (over all scenarios) are streamed instead (2^24: 128 MiB).
+STREAM_CELLS = 1 << 24
 
 
 def _upper_bracket(groups: list[Group], scalar: bool, epsilon: float,
@@ -86,11 +96,17 @@ class ExactLaplaceMechanism(Mechanism):
         Relative width of the final bisection bracket (the upper end is returned).
     max_grid : int
         Cap on the cells of the conditional distributions of one scenario.
+    streaming : bool or None
+        Stream the laws node by node (True), hold them all (False), or decide by size (None:
+        stream counts on chains whose stored laws would pass ``STREAM_CELLS`` cells).
+        Streaming needs fixed-start chains, a Count or LinearQuery, and each pair's secrets
+        on one shared node.
 
     Raises
     ------
     InvalidParameterError
-        ``rtol`` outside (0, 1) or ``max_grid`` < 1 (the message names the parameter).
+        ``rtol`` outside (0, 1), ``max_grid`` < 1, ``streaming`` not True/False/None, or
+        ``streaming=True`` for a framework it does not cover (the message says why).
 
     Examples
     --------
@@ -102,12 +118,40 @@ class ExactLaplaceMechanism(Mechanism):
 
     rtol: float = 1e-9
     max_grid: int = MAX_GRID
+    streaming: bool | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not positive_finite("rtol", self.rtol) < 1.0:
             raise InvalidParameterError(f"rtol must be < 1, got {self.rtol!r}")
         object.__setattr__(self, "max_grid", positive_int("max_grid", self.max_grid))
+        if self.streaming not in (None, True, False):
+            raise InvalidParameterError(
+                f"streaming must be True, False or None (decide by size), got "
+                f"{self.streaming!r}")
+
+    def _streamed(self, framework: Framework, query: Query, names: list,
+                  executor: Any) -> Calibration[ExactEvidence] | None:
+        """The streamed calibration when it applies (see the module docstring), else None."""
+        if self.streaming is False:
+            return None
+        streams = chain_streams(framework, query)
+        if streams is None:
+            if self.streaming:
+                raise InvalidParameterError(
+                    "streaming=True needs fixed-start chains, a Count or LinearQuery and every "
+                    "pair's two secrets on one shared node; use streaming=None")
+            return None
+        if self.streaming is None and sum(s.cells for s in streams) <= STREAM_CELLS:
+            return None
+        found = streamed_calibration(framework, streams, self.epsilon, self.rtol, names,
+                                     coverage_note(framework), executor)
+        if found is None:       # no proven failing scale: the stored path decides
+            return None
+        return self._calibration(framework, query, found.scale, ExactEvidence(
+            audit=found.report, coverage=found.report.coverage, skipped=found.report.skipped,
+            coordinates=tuple(names), wasserstein_scale=None, bisection_steps=found.steps,
+            streamed=True, lower_bracket=found.lower))
 
     def calibrate(self, framework: Framework, query: Query, *,
                   executor: Any = None) -> Calibration[ExactEvidence]:
@@ -116,6 +160,9 @@ class ExactLaplaceMechanism(Mechanism):
         run here, on the laws already returned)."""
         refuse_any_start(framework, "ExactLaplaceMechanism")
         engine, matrix, shift, names = release_layout(framework, query)
+        streamed = self._streamed(framework, query, names, executor)
+        if streamed is not None:
+            return streamed
         groups, skipped = build_groups(framework, engine, matrix, shift, self.max_grid, executor)
         coverage, scalar = coverage_note(framework), len(names) == 1
         if not groups or noiseless_epsilon(groups) <= self.epsilon * (1 - NOISELESS_MARGIN):

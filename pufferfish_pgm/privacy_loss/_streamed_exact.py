@@ -1,0 +1,215 @@
+"""Exact Laplace calibration of a count on a long chain, one node at a time (internal).
+
+The stored calibrator (:mod:`pufferfish_pgm.privacy_loss._bisection`) holds the law of the
+query given every secret of every scenario at once: ``T · k`` laws of ``T + 1`` masses per
+scenario, 30 GB for a week of minutes. Here nothing but one node's laws is held:
+
+1. :func:`~pufferfish_pgm.privacy_loss._mgf_bracket.failing_scale` finds a scale ``λ_lo``
+   that provably fails (a moment-generating-function limit of the audit), for every node at
+   once; the exact scale is above it, so every law is cut for scales ``>= λ_lo``
+   (:mod:`pufferfish_pgm.queries._truncated_count_law`, with the proven error bound added to
+   every realised ε compared below).
+2. *Raise*: per scenario, the nodes' laws stream out of one backward pass; each node's pairs
+   are audited at the running scale ``λ`` (starting at ``λ_lo``); a node that fails raises
+   ``λ`` by bisection on its own pairs between ``λ`` (failing) and a passing scale. The
+   realised ε never increases with the scale (DESIGN §3.7), so nodes that passed earlier
+   still pass, and the largest running scale over the scenarios is the exact scale.
+3. *Final audit*: a second pass audits every pair at that scale and builds the report, so the
+   returned scale has passed an exact audit of every pair (if rounding made a node fail there,
+   its bisection raises the scale and the final pass is repeated).
+
+Each scenario's passes are independent, so they run on an executor when one is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._parallel import run_map
+from ..distributions._log_space import logsumexp
+from ..queries import Count, LinearQuery, fixed_start_variants
+from ..queries._packed_weights import pack_queries
+from ..queries._truncated_count_law import LOG_DELTA, loss_error_bound, stream_node_laws
+from ..scenarios import MarkovChainScenario
+from ..secrets import SkippedPair, check_possible
+from ._audit import AuditReport, PairAudit
+from ._bisection import SLACK, _bisect
+from ._mgf_bracket import MgfTask, failing_scale
+from ._pair_rows import Group
+
+__all__ = ["ChainStream", "chain_streams", "streamed_calibration"]
+
+
+@dataclass(frozen=True, eq=False)
+class ChainStream:
+    """One fixed-start chain, its packed query weights and its pairs by node."""
+
+    theta: int
+    scenario: MarkovChainScenario
+    weights: np.ndarray
+    offset: int
+    step: int
+    nodes: dict
+
+    @property
+    def cells(self) -> int:
+        """Cells of the stored layout (laws of every node's states): what streaming saves."""
+        return len(self.nodes) * self.scenario.k * (int(self.weights.max(axis=1).sum()) + 1)
+
+    def mgf_task(self) -> MgfTask:
+        rows = [(t, a, b) for t, pairs in self.nodes.items() for _, a, b in pairs]
+        node, first, second = (np.array(x, dtype=np.int64) for x in zip(*rows, strict=True))
+        return MgfTask(self.scenario.transition, self.scenario.initial_distribution,
+                       self.weights, node, first, second, float(self.step))
+
+
+def chain_streams(framework: Any, query: Any) -> list[ChainStream] | None:
+    """The streams of a framework, or None when it is not a class of fixed-start chains with
+    a Count or LinearQuery and every pair's secrets on one shared node."""
+    if not isinstance(query, (Count, LinearQuery)) or not framework.pairs:
+        return None
+    scenarios = framework.scenarios
+    if not all(isinstance(m, MarkovChainScenario) and not m.initial_is_any for m in scenarios):
+        return None
+    nodes: dict[int, list] = {}
+    for pair in framework.pairs:
+        one, two = pair.first.evidence, pair.second.evidence
+        if len(one) != 1 or len(two) != 1 or one.keys() != two.keys():
+            return None
+        (node, a), = one.items()
+        nodes.setdefault(node, []).append((pair, a, two[node]))
+    packed = pack_queries(scenarios, [query])
+    out = []
+    for theta, scenario in enumerate(scenarios):
+        for variant in fixed_start_variants(scenario):
+            table = np.array([packed.weights.get(t, np.zeros(variant.k, np.int64))
+                              for t in variant.nodes], dtype=np.int64)
+            coded = {variant.check_node(t): tuple(
+                (p, variant.state_index(t, a), variant.state_index(t, b)) for p, a, b in pairs)
+                for t, pairs in nodes.items()}
+            out.append(ChainStream(theta, variant, table, int(packed.offsets[0]),
+                                   int(packed.steps[0]), coded))
+    return out
+
+
+def _node_groups(stream: ChainStream, scale: float) -> Iterator[tuple[Group | None, list]]:
+    """Per node, the Group of its possible pairs (None if none) and the pairs skipped."""
+    wanted = {t: sorted({s for _, a, b in pairs for s in (a, b)})
+              for t, pairs in stream.nodes.items()}
+    m = stream.scenario
+    for t, offset, rows in stream_node_laws(m.transition, m.initial_distribution,
+                                            stream.weights, wanted, scale / stream.step,
+                                            name=m.name):
+        totals = logsumexp(rows, axis=1)
+        where = {s: j for j, s in enumerate(wanted[t])}
+        keep, skipped = [], []
+        for pair, a, b in stream.nodes[t]:
+            zero = [p for p, s in ((pair.first, a), (pair.second, b))
+                    if not np.isfinite(totals[where[s]])]
+            if zero:
+                skipped.append(SkippedPair(pair, stream.theta, f"P({zero[0]}) = 0 under "
+                                                               f"{m.name!r}"))
+            else:
+                keep.append((pair, where[a], where[b]))
+        if not keep:
+            yield None, skipped
+            continue
+        with np.errstate(invalid="ignore"):
+            normal = rows - totals[:, None]
+        grid = (stream.offset + stream.step * (offset + np.arange(rows.shape[1]))).astype(float)
+        pairs, first, second = zip(*keep, strict=True)
+        yield Group(stream.theta, m.name, (grid,), normal, np.array(first),
+                    np.array(second), tuple(pairs)), skipped
+
+
+def _raise_node(group: Group, scale: float, epsilon: float, rtol: float) -> tuple[float, int]:
+    """Smallest passing scale of one node's pairs above ``scale`` (which fails)."""
+    every = [np.ones(len(group.pairs), dtype=bool)]
+    gap, steps = max(scale * rtol, 1e-300), 0
+    while True:
+        hi = scale + gap
+        steps += 1
+        if group.epsilons(np.array([hi]))[0].max() <= epsilon * (1.0 + SLACK):
+            break
+        gap *= 4.0
+    _, hi, n = _bisect([group], every, epsilon, scale, hi, rtol, 0.0)
+    return hi, steps + n
+
+
+def _raise_pass(task: tuple) -> tuple[float, int, list, set]:
+    """Pass 1 on one stream: the running scale after every node, evaluations, skipped pairs
+    and the secrets found possible."""
+    stream, scale, lower, epsilon, rtol = task
+    limit = epsilon - loss_error_bound(len(stream.weights), LOG_DELTA)
+    steps, skipped, possible = 0, [], set[Any]()
+    for group, lost in _node_groups(stream, lower):
+        skipped += lost
+        if group is None:
+            continue
+        possible.update(s for p in group.pairs for s in (p.first, p.second))
+        steps += 1
+        if group.epsilons(np.array([scale]))[0].max() > limit * (1.0 + SLACK):
+            scale, n = _raise_node(group, scale, limit, rtol)
+            steps += n
+    return scale, steps, skipped, possible
+
+
+def _final_pass(task: tuple) -> tuple[list[PairAudit], float | None]:
+    """Pass 2 on one stream: every pair audited at ``scale``; the raised scale if one failed."""
+    stream, scale, epsilon, rtol = task
+    limit = epsilon - loss_error_bound(len(stream.weights), LOG_DELTA)
+    entries: list[PairAudit] = []
+    for group, _ in _node_groups(stream, scale):
+        if group is None:
+            continue
+        eps, where = group.epsilons(np.array([scale]))
+        if eps.max() > limit * (1.0 + SLACK):
+            return [], _raise_node(group, scale, limit, rtol)[0]
+        entries += [PairAudit(pair=p, theta=group.theta, scenario=group.scenario,
+                              epsilon=float(e), output=group.output_at(w))
+                    for p, e, w in zip(group.pairs, eps, where, strict=True)]
+    return entries, None
+
+
+@dataclass(frozen=True)
+class StreamedResult:
+    """What the streamed calibration found (see the module docstring)."""
+
+    scale: float
+    report: AuditReport
+    lower: float
+    steps: int
+
+
+def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: float,
+                         rtol: float, names: list, coverage: str,
+                         executor: Any = None) -> StreamedResult | None:
+    """Exact scale and final audit by streaming (None: no failing scale was found by the
+    generating-function limits, e.g. when no noise may be needed; use the stored path)."""
+    span = max(float(s.step) * float(s.weights.max(axis=1).sum()) for s in streams)
+    lower = failing_scale([s.mgf_task() for s in streams], epsilon, max(span, 1.0) / epsilon)
+    if lower is None:
+        return None
+    raised = run_map(_raise_pass, [(s, lower, lower, epsilon, rtol) for s in streams],
+                     executor)
+    scale = max(r[0] for r in raised)
+    steps = sum(r[1] for r in raised)
+    skipped = tuple(p for r in raised for p in r[2])
+    check_possible(framework.pairs, set().union(*(r[3] for r in raised)))
+    while True:
+        done = run_map(_final_pass, [(s, scale, epsilon, rtol) for s in streams], executor)
+        higher = [r[1] for r in done if r[1] is not None]
+        steps += len(streams)
+        if not higher:
+            break
+        scale = max(higher)
+    entries = [e for r in done for e in r[0]]
+    worst = max(entries, key=lambda e: e.epsilon, default=None)
+    report = AuditReport(epsilon=0.0 if worst is None else worst.epsilon, worst=worst,
+                         pairs=tuple(entries), scales=(float(scale),), coordinates=tuple(names),
+                         discrete=False, skipped=skipped, coverage=coverage)
+    return StreamedResult(scale, report, lower, steps)

@@ -1,0 +1,225 @@
+"""Chain count laws cut to the counts a Laplace scale ``>= λ_lo`` can see (internal).
+
+The exact audit of ``F + Laplace(λ)`` needs every mass of the law of ``F`` given a secret to
+*relative* precision, because the supremum of the density ratio often sits in a tail where
+the masses are tiny but weighted by ``e^{|w - c| / λ}``. Far enough out, though, a tail decays
+faster than the kernel can lift it, and it can be dropped with a proven bound.
+
+**Truncation lemma.** Let ``G(w) = Σ_c m(c) H(w - c)`` with ``m >= 0`` and ``H > 0``
+log-Lipschitz with constant ``1/λ`` (``H(u') <= H(u) e^{|u - u'|/λ}``). Drop a set ``D`` of
+counts and keep a count ``r`` with ``Σ_{c ∈ D} m(c) e^{|c - r|/λ} <= δ m(r)``. Then for every
+``w``, ``G(w) <= (1 + δ) G_kept(w)``: each dropped term is at most ``m(c) e^{|c - r|/λ}
+H(w - r)``, and ``m(r) H(w - r)`` is a kept term.
+
+Every quantity the audit uses has this form at every step of the forward–backward recursion:
+the smoothed law ``E[K(w - F); X_t = a, evidence]`` is a sum over the partial count ``c`` of
+a forward (or backward) row entry times ``E[K(w - c - rest); ...]``, and the Laplace kernel
+``K(u) = e^{-|u|/λ}`` makes that continuation log-Lipschitz with constant ``1/λ``; so is the
+constant 1 (total mass), with constant 0. The condition weakens as λ grows, so a cut made for
+``λ_lo`` holds for every larger scale. One row is cut per step and direction (each state's
+row against its own kept mass), so a law given a secret has passed at most ``2T + 1`` cuts:
+its smoothed density and its total mass are each within a factor ``(1 + 2δ)^{2T+1}`` below
+the truth, and the log ratio of two normalised densities moves by at most ``8 (2T + 1) δ``
+(:func:`loss_error_bound`), which the calibrator adds to every realised ε it compares.
+
+Examples
+--------
+>>> import numpy as np
+>>> rows = np.log([[1e-30, 0.5, 0.5, 1e-30]])    # two tails one count away
+>>> keep_bounds(rows, 0.01)      # at scale 0.01 the kernel lifts them by e^100: kept
+(0, 4)
+>>> keep_bounds(rows, 1.0)       # at scale 1 only by e: 1e-30 e <= 1e-20 · 0.5, dropped
+(1, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .._budget import describe_bytes, memory_budget
+from ..distributions._log_space import _STRETCH, log_convolve
+from ..errors import LimitExceededError
+from ._chain_count_law import _shift_rows, _step
+
+__all__ = ["LOG_DELTA", "keep_bounds", "loss_error_bound", "stream_node_laws"]
+
+#: Log of the relative mass one cut may drop (about 1e-20).
+LOG_DELTA = -46.0
+#: Rows are cut every this many steps (a row cut later is only wider, never wrong).
+CUT_EVERY = 8
+#: Smallest exponent a product may have in the linear-space step (float64 normals: e^-708).
+_FLOOR = -700.0
+
+
+def linear_step(p: np.ndarray, log_p_min: float, table: np.ndarray) -> np.ndarray:
+    """``out[s', c] = log Σ_s p[s, s'] e^{table[s, c]}``, to relative precision.
+
+    Each column is scaled by its largest entry and multiplied in linear space (a matrix
+    product of positive terms keeps relative precision) unless some product could leave the
+    normal range (an entry ``e^{-700}`` below its column's peak times the smallest positive
+    transition probability ``e^{log_p_min}``); such columns take the log-space sum.
+
+    Examples
+    --------
+    >>> p = np.array([[0.5, 0.5], [1e-300, 1.0]])
+    >>> t = np.array([[0.0, -1000.0], [-1000.0, 0.0]])
+    >>> bool(np.allclose(linear_step(p, np.log(1e-300), t), _step(np.log(p), t)))
+    True
+    """
+    peak = np.max(table, axis=0)
+    safe = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(divide="ignore"):
+        scaled = table - safe
+        out = np.log(p.T @ np.exp(scaled)) + safe
+    low = np.where(np.isfinite(scaled), scaled, 0.0).min(axis=0, initial=0.0)
+    risky = np.flatnonzero(low + log_p_min < _FLOOR)
+    if risky.size:
+        with np.errstate(divide="ignore"):
+            out[:, risky] = _step(np.log(p), table[:, risky])
+    return out
+
+
+def loss_error_bound(length: int, log_delta: float = LOG_DELTA) -> float:
+    """Largest change the cuts can make to a pair's realised ε on a chain of ``length``.
+
+    Examples
+    --------
+    >>> loss_error_bound(10_080) < 1e-14
+    True
+    """
+    return 8.0 * (2 * length + 1) * float(np.exp(log_delta))
+
+
+def keep_bounds(rows: np.ndarray, scale: float, log_delta: float = LOG_DELTA) -> tuple[int, int]:
+    """Columns ``[lo, hi)`` of the log-mass rows (k, n) that must be kept for scales >= ``scale``.
+
+    Per row, with ``s_c = x_c + c/λ`` (the law tilted towards the right), the right tail beyond
+    the first ``r`` with ``log Σ_{c>r} e^{s_c} <= log δ + max s`` goes: the lemma of the module
+    docstring with the kept reference ``r* = argmax s``, since ``m(c) e^{(c - r*)/λ} / m(r*) =
+    e^{s_c - s_{r*}}``. The left tail likewise with ``x_c - c/λ``. The union over the rows is
+    kept. Rows of ``-inf`` only keep nothing; all-``-inf`` input gives ``(0, 0)``.
+    """
+    finite = np.isfinite(rows)
+    live = finite.any(axis=1)
+    if not live.any():
+        return 0, 0
+    x = np.where(finite, rows, -np.inf)[live]
+    ok = finite[live]
+    position = (np.arange(x.shape[1]) - x.shape[1] / 2.0) / scale
+    right = _first_cut(x + position, ok, log_delta)
+    left = x.shape[1] - 1 - _first_cut((x - position)[:, ::-1], ok[:, ::-1], log_delta)
+    return int(left.min()), int(right.max()) + 1
+
+
+def _first_cut(s: np.ndarray, ok: np.ndarray, log_delta: float) -> np.ndarray:
+    """Per row, the first column ``r`` with ``log Σ_{c>r} e^{s_c} - max_c s_c <= log δ``."""
+    inclusive = np.flip(np.logaddexp.accumulate(np.flip(s, axis=1), axis=1), axis=1)
+    beyond = np.concatenate([inclusive[:, 1:], np.full((s.shape[0], 1), -np.inf)], axis=1)
+    peak = np.max(s, axis=1, keepdims=True)
+    slack = 1e-12 * (np.abs(np.where(ok, s, 0.0)).max(axis=1, keepdims=True) + 1.0)
+    return np.argmax(beyond - peak <= log_delta - slack, axis=1)
+
+
+def _trim(offset: int, rows: np.ndarray, scale: float, log_delta: float,
+          t: int = 0) -> tuple[int, np.ndarray]:
+    """Cut the rows (every ``CUT_EVERY`` steps, and always at step 0)."""
+    if t % CUT_EVERY:
+        return offset, rows
+    lo, hi = keep_bounds(rows, scale, log_delta)
+    return offset + lo, rows[:, lo:hi]
+
+
+def _min_log_p(p: np.ndarray) -> float:
+    return float(np.log(p[p > 0].min()))
+
+
+def _forward(p: np.ndarray, log_q0: np.ndarray, weights: np.ndarray, scale: float,
+             log_delta: float, limit: int, name: str) -> list[tuple[int, np.ndarray]]:
+    """Cut forward rows ``log P(X_t = s, Σ_{u<=t} w = offset + j)`` for every t."""
+    first = np.full((len(log_q0), 1), -np.inf)
+    first[:, 0] = log_q0
+    out = [_trim(0, _shift_rows(first, weights[0], int(weights[0].max()) + 1), scale,
+                 log_delta)]
+    held, low = out[0][1].nbytes, _min_log_p(p)
+    for t in range(1, len(weights)):
+        offset, rows = out[-1]
+        moved = linear_step(p, low, rows)
+        width = moved.shape[1] + int(weights[t].max())
+        out.append(_trim(offset, _shift_rows(moved, weights[t], width), scale, log_delta, t))
+        held += out[-1][1].nbytes
+        if held > limit:
+            raise LimitExceededError(
+                f"the cut forward count rows of {name!r} need more than {describe_bytes(held)} "
+                f"by step {t} of {len(weights)}, more than the memory budget of "
+                f"{describe_bytes(limit)}; raise the budget (memory_budget=... or "
+                "PUFFERFISH_PGM_MEMORY_BUDGET) or calibrate with ExactQuiltMechanism")
+    return out
+
+
+def stream_node_laws(transition: np.ndarray, initial: np.ndarray, weights: np.ndarray,
+                     wanted: Mapping[int, Sequence[int]], scale: float, *,
+                     log_delta: float = LOG_DELTA, name: str = "chain",
+                     budget: int | float | str | None = None
+                     ) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(t, offset, rows)`` for every node ``t`` of ``wanted``, t descending.
+
+    ``rows[j, c] = log P(F = offset + c, X_t = wanted[t][j])`` (unnormalised; ``-inf`` for
+    an impossible state), cut for Laplace scales >= ``scale`` in count units (see the module
+    docstring). The cut forward rows are held (checked against the memory budget as they
+    grow); the backward rows are advanced one step at a time and never stored.
+
+    Examples
+    --------
+    >>> p = np.array([[0.9, 0.1], [0.2, 0.8]])
+    >>> out = list(stream_node_laws(p, np.array([2 / 3, 1 / 3]), np.array([[0, 1]] * 3),
+    ...                             {1: [0, 1]}, scale=0.5))
+    >>> t, offset, rows = out[0]
+    >>> t, offset, np.exp(rows).sum(axis=1).round(12).tolist()   # P(X_1 = 0), P(X_1 = 1)
+    (1, 0, [0.666666666667, 0.333333333333])
+    """
+    with np.errstate(divide="ignore"):
+        log_q0 = np.log(initial)
+    weights = np.asarray(weights, dtype=np.int64)
+    limit, p = memory_budget(budget), np.asarray(transition, dtype=float)
+    forward = _forward(p, log_q0, weights, scale, log_delta, limit, name)
+    b_offset, beta, low = 0, np.zeros((len(log_q0), 1)), _min_log_p(p)
+    for t in range(len(weights) - 1, -1, -1):
+        if t < len(weights) - 1:
+            width = beta.shape[1] + int(weights[t + 1].max())
+            moved = linear_step(p.T, low, _shift_rows(beta, weights[t + 1], width))
+            b_offset, beta = _trim(b_offset, moved, scale, log_delta, t)
+        f_offset, alpha = forward[t]
+        forward[t] = (f_offset, alpha[:, :0])   # no longer needed: free it as we go
+        if t in wanted:
+            yield (t, *_node_laws(alpha, f_offset, beta, b_offset, wanted[t], scale, log_delta))
+
+
+def _convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """:func:`log_convolve`, with one linear-space product when both ranges fit a float64."""
+    if not (x.size and y.size):
+        return np.full(1, -np.inf)
+    top_x, top_y = float(np.max(x)), float(np.max(y))
+    if not (np.isfinite(top_x) and np.isfinite(top_y)):
+        return np.full(x.size + y.size - 1, -np.inf)
+    low_x = np.min(x, where=np.isfinite(x), initial=top_x)   # zero masses are exact anyway
+    low_y = np.min(y, where=np.isfinite(y), initial=top_y)
+    if top_x - low_x > _STRETCH or top_y - low_y > _STRETCH:
+        return log_convolve(x, y)
+    with np.errstate(divide="ignore"):
+        return np.log(np.convolve(np.exp(x - top_x), np.exp(y - top_y))) + (top_x + top_y)
+
+
+def _node_laws(alpha: np.ndarray, f_offset: int, beta: np.ndarray, b_offset: int,
+               states: Sequence[int], scale: float, log_delta: float) -> tuple[int, np.ndarray]:
+    """The joint laws of one node's wanted states on one shared (cut) grid."""
+    laws = [_convolve(alpha[s], beta[s]) for s in states]
+    width = max(x.size for x in laws)
+    rows = np.full((len(laws), width), -np.inf)
+    for j, x in enumerate(laws):
+        rows[j, :x.size] = x
+    lo, hi = keep_bounds(rows, scale, log_delta)
+    if hi <= lo:
+        return f_offset + b_offset, rows[:, :1]
+    return f_offset + b_offset + lo, rows[:, lo:hi]

@@ -1,0 +1,170 @@
+"""Streamed exact calibration of long chains: the cut laws, the MGF bracket and the result.
+
+The streamed path (``ExactLaplaceMechanism(streaming=True)``, automatic for large chains) must
+return the stored path's scale (up to the bisection's rtol), pass an independent exact audit,
+and be minimal; its cuts must keep every Laplace-smoothed density within the proven bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracle import random_chain
+
+import pufferfish_pgm as pp
+from pufferfish_pgm.distributions._log_space import log_convolve
+from pufferfish_pgm.errors import InvalidParameterError, LimitExceededError
+from pufferfish_pgm.privacy_loss._laplace_kernel import log_laplace_density
+from pufferfish_pgm.privacy_loss._mgf_bracket import failing_scale
+from pufferfish_pgm.privacy_loss._streamed_exact import chain_streams
+from pufferfish_pgm.queries._chain_count_law import ChainCountTables
+from pufferfish_pgm.queries._truncated_count_law import (
+    keep_bounds,
+    linear_step,
+    loss_error_bound,
+    stream_node_laws,
+)
+
+
+def _both(fw, query, eps=1.0):
+    stored = pp.ExactLaplaceMechanism(epsilon=eps, streaming=False).calibrate(fw, query)
+    streamed = pp.ExactLaplaceMechanism(epsilon=eps, streaming=True).calibrate(fw, query)
+    return stored, streamed
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 4), length=st.integers(2, 30),
+       members=st.integers(1, 2), eps=st.sampled_from([0.3, 1.0, 2.5]),
+       zeros=st.booleans())
+def test_streamed_equals_stored_and_passes_an_independent_audit(seed, k, length, members, eps,
+                                                               zeros):
+    rng = np.random.default_rng(seed)
+    fw = pp.Framework(pp.ScenarioClass([random_chain(rng, k, length, zeros=zeros)
+                                        for _ in range(members)]))
+    query = pp.LinearQuery({s: int(w) for s, w in enumerate(rng.integers(0, 3, k))})
+    stored, streamed = _both(fw, query, eps)
+    if not streamed.evidence.streamed:      # no failing scale by the MGF limits: stored path
+        assert streamed.scale == stored.scale
+        return
+    assert streamed.scale == pytest.approx(stored.scale, rel=3e-9)
+    assert streamed.evidence.audit.passes(eps)
+    assert pp.audit(fw, query, streamed.scale).passes(eps, 1e-9)            # independent
+    assert pp.audit(fw, query, streamed.scale * (1 - 1e-6)).epsilon > eps   # and minimal
+    assert streamed.evidence.lower_bracket <= streamed.scale
+    assert len(streamed.evidence.audit.pairs) == len(stored.evidence.audit.pairs)
+
+
+def test_lower_bracket_fails_the_exact_audit():
+    rng = np.random.default_rng(3)
+    fw = pp.Framework(pp.ScenarioClass([random_chain(rng, 3, 25) for _ in range(2)]))
+    cal = pp.ExactLaplaceMechanism(epsilon=1.0, streaming=True).calibrate(fw, pp.Count(1))
+    lower = cal.evidence.lower_bracket
+    assert pp.audit(fw, pp.Count(1), lower).epsilon > 1.0
+    # the bracket comes from the generating-function limits, which equal the audit's value at
+    # the extreme support points: on this chain the bisection moved less than 1e-4 above it
+    assert lower == pytest.approx(cal.scale, rel=1e-4)
+    streams = chain_streams(fw, pp.Count(1))
+    # the calibrator searches below the range of the count (25) over ε
+    assert failing_scale([s.mgf_task() for s in streams], 1.0, 25.0) == lower
+
+
+def test_tail_precision_on_a_chain_of_1e20_transitions():
+    # an alternating chain with 1e-20 flips: the masses of the count span e^-2000 and more;
+    # the cut laws keep every tail that a scale above the bracket can see
+    p = np.array([[1e-20, 1 - 1e-20], [1 - 1e-20, 1e-20]])
+    fw = pp.Framework(pp.ScenarioClass([
+        pp.MarkovChainScenario(p, [0.5, 0.5], 40, name="flip"),
+        pp.MarkovChainScenario([[0.7, 0.3], [0.4, 0.6]], "stationary", 40, name="mix")]))
+    stored, streamed = _both(fw, pp.Count(1))
+    assert streamed.evidence.streamed
+    assert streamed.scale == pytest.approx(stored.scale, rel=3e-9)
+
+
+def test_impossible_secrets_are_skipped_like_the_stored_path():
+    p = np.array([[0.5, 0.5, 0.0], [0.3, 0.7, 0.0], [0.2, 0.2, 0.6]])   # state 2 unreachable
+    fw = pp.Framework(pp.ScenarioClass([
+        pp.MarkovChainScenario(p, [0.5, 0.5, 0.0], 12, name="no2"),
+        pp.MarkovChainScenario([[0.4, 0.3, 0.3]] * 3, "stationary", 12, name="iid")]))
+    stored, streamed = _both(fw, pp.Count(1))
+    assert streamed.evidence.streamed
+    assert streamed.scale == pytest.approx(stored.scale, rel=3e-9)
+    assert {(str(s.pair), s.theta) for s in streamed.evidence.skipped} == \
+        {(str(s.pair), s.theta) for s in stored.evidence.skipped}
+
+
+def test_automatic_choice_and_refusals():
+    fw = pp.Framework(pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 20))
+    assert not pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, pp.Count(1)).evidence.streamed
+    with pytest.raises(InvalidParameterError, match="streaming=True needs"):
+        pp.ExactLaplaceMechanism(epsilon=1.0, streaming=True).calibrate(fw, pp.Histogram())
+    with pytest.raises(InvalidParameterError, match="streaming must be"):
+        pp.ExactLaplaceMechanism(epsilon=1.0, streaming="yes")
+
+
+def test_a_tiny_budget_is_announced_not_discovered():
+    fw = pp.Framework(pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 400))
+    streams = chain_streams(fw, pp.Count(1))
+    m = streams[0].scenario
+    with pytest.raises(LimitExceededError, match="cut forward count rows"):
+        list(stream_node_laws(m.transition, m.initial_distribution, streams[0].weights,
+                              {0: [0]}, 1.0, budget=4096))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), scale=st.floats(0.05, 20.0), n=st.integers(2, 300))
+def test_a_cut_moves_every_smoothed_density_by_at_most_delta(seed, scale, n):
+    # the lemma of the module: cutting with log δ keeps Σ_c m(c) e^{-|w-c|/λ} within a factor
+    # (1 + 2δ) at every w and every scale >= λ; checked at δ = e^-10 where it can be seen
+    rng = np.random.default_rng(seed)
+    x = np.cumsum(rng.normal(0.0, 3.0, n)) - rng.uniform(0, 1) * np.arange(n) ** 1.5 / 5
+    lo, hi = keep_bounds(x[None, :], scale, -10.0)
+    cut = np.full(n, -np.inf)
+    cut[lo:hi] = x[lo:hi]
+    grid = np.arange(n, dtype=float)
+    for lam in (scale, 2 * scale):
+        full = log_laplace_density(grid, x, lam)
+        kept = log_laplace_density(grid, cut, lam)
+        assert np.all(full - kept <= np.log1p(2 * np.exp(-10.0)) + 1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 4), length=st.integers(1, 25))
+def test_cut_laws_agree_with_the_full_tables(seed, k, length):
+    rng = np.random.default_rng(seed)
+    chain = random_chain(rng, k, length, zeros=True)
+    weights = rng.integers(0, 3, size=(length, k))
+    tables = ChainCountTables(chain.transition, chain.initial_distribution, weights)
+    wanted = {t: list(range(k)) for t in range(length)}
+    for t, offset, rows in stream_node_laws(chain.transition, chain.initial_distribution,
+                                            weights, wanted, scale=1e-3):
+        for s in range(k):    # at a tiny scale nothing may be cut: equal to the full law
+            full = tables.secret_log_joint(t, s)
+            got = np.full(full.size, -np.inf)
+            got[offset:offset + rows.shape[1]] = rows[s, :full.size - offset]
+            finite = np.isfinite(full)
+            assert np.array_equal(finite, np.isfinite(got))
+            assert np.allclose(got[finite], full[finite], rtol=0, atol=1e-9)
+
+
+def test_linear_step_keeps_relative_precision_where_a_column_spans_700_nats():
+    p = np.array([[0.5, 0.5], [1e-300, 1.0]])
+    table = np.array([[0.0, -2000.0], [-900.0, 0.0]])
+    want = np.array([[np.logaddexp(np.log(0.5), -900 + np.log(1e-300)),
+                      np.logaddexp(np.log(0.5) - 2000, np.log(1e-300))],
+                     [np.logaddexp(np.log(0.5), -900.0), np.logaddexp(np.log(0.5) - 2000, 0.0)]])
+    got = linear_step(p, np.log(1e-300), table)
+    assert np.allclose(got, want, rtol=1e-13, atol=0)
+
+
+def test_error_bound_is_far_below_the_audit_slack():
+    # 8 (2T + 1) e^-46 at a week of minutes: 1.7e-15, under the audit's relative slack 1e-12
+    assert loss_error_bound(10_080) == pytest.approx(8 * 20_161 * np.exp(-46.0))
+    assert loss_error_bound(10_080) < 1e-14
+
+
+def test_log_convolve_reference_for_the_fast_path():
+    # the fast linear path of the cut laws equals log_convolve where both fit a float64
+    x, y = np.log([0.2, 0.5, 0.3]), np.log([0.6, 0.4])
+    assert np.allclose(np.exp(log_convolve(x, y)), np.convolve(np.exp(x), np.exp(y)))
