@@ -52,16 +52,13 @@ from ..privacy_loss import (
 from ..privacy_loss._audit import coverage_note, report_from_groups
 from ..privacy_loss._bisection import NOISELESS_MARGIN, SLACK, group_w_infinity
 from ..privacy_loss._pair_rows import MAX_GRID, Group, build_groups, refuse_any_start
-from ..privacy_loss._streamed_exact import chain_streams, streamed_calibration
+from ..privacy_loss._streamed_exact import STREAM_CELLS, chain_streams, streamed_calibration
 from ..queries import Query
 from ..secrets import Framework
 from .base import Calibration, Mechanism
 from .evidence import ExactEvidence
 
 __all__ = ["ExactLaplaceMechanism"]
-
-#: Stored laws above this many cells (over all scenarios) are streamed instead (2^24: 128 MiB).
-STREAM_CELLS = 1 << 24
 
 
 def _upper_bracket(groups: list[Group], scalar: bool, epsilon: float,

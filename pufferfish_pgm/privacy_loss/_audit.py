@@ -265,5 +265,18 @@ def audit(framework: Any, query: Any, scale: float, *, discrete: bool = False,
     >>> iid = MarkovChainScenario([[0.7, 0.3], [0.7, 0.3]], "stationary", 20)
     >>> round(audit(Framework(iid), Count(1), scale=2.0).epsilon, 6)   # independent: ≤ 1/2
     0.5
+
+    A count on chains whose laws would pass ``STREAM_CELLS`` cells (a day of minutes and
+    more) is audited node by node without holding the laws (see
+    :mod:`pufferfish_pgm.privacy_loss._streamed_exact`); same report.
     """
+    # imported here: the streamed module builds on this one's report types
+    from ._streamed_exact import STREAM_CELLS, chain_streams, streamed_audit
+
+    streams = chain_streams(framework, query)
+    if streams is not None and sum(s.cells for s in streams) > STREAM_CELLS:
+        _check_discrete(discrete)
+        names = release_layout(framework, query)[3]
+        return streamed_audit(framework, streams, positive_finite("scale", scale), names,
+                              coverage_note(framework), discrete)
     return audit_releases(framework, [(query, scale)], discrete=discrete, max_grid=max_grid)

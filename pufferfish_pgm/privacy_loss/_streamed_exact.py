@@ -41,7 +41,10 @@ from ._bisection import SLACK, _bisect
 from ._mgf_bracket import MgfTask, failing_scale
 from ._pair_rows import Group
 
-__all__ = ["ChainStream", "chain_streams", "streamed_calibration"]
+__all__ = ["ChainStream", "chain_streams", "streamed_audit", "streamed_calibration"]
+
+#: Stored laws above this many cells (over all scenarios) are streamed instead (2^24: 128 MiB).
+STREAM_CELLS = 1 << 24
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,21 +161,43 @@ def _raise_pass(task: tuple) -> tuple[float, int, list, set]:
     return scale, steps, skipped, possible
 
 
-def _final_pass(task: tuple) -> tuple[list[PairAudit], float | None]:
-    """Pass 2 on one stream: every pair audited at ``scale``; the raised scale if one failed."""
+def _final_pass(task: tuple) -> tuple[list[PairAudit], float | None, list]:
+    """Pass 2 on one stream: every pair audited at ``scale``; the raised scale if one failed
+    (``epsilon`` None: audit only, never raise), and the pairs skipped."""
     stream, scale, epsilon, rtol = task
-    limit = epsilon - loss_error_bound(len(stream.weights), LOG_DELTA)
+    error = loss_error_bound(len(stream.weights), LOG_DELTA)
     entries: list[PairAudit] = []
-    for group, _ in _node_groups(stream, scale):
+    skipped: list = []
+    for group, lost in _node_groups(stream, scale):
+        skipped += lost
         if group is None:
             continue
         eps, where = group.epsilons(np.array([scale]))
-        if eps.max() > limit * (1.0 + SLACK):
-            return [], _raise_node(group, scale, limit, rtol)[0]
+        if epsilon is not None and eps.max() > (epsilon - error) * (1.0 + SLACK):
+            return [], _raise_node(group, scale, epsilon - error, rtol)[0], skipped
         entries += [PairAudit(pair=p, theta=group.theta, scenario=group.scenario,
                               epsilon=float(e), output=group.output_at(w))
                     for p, e, w in zip(group.pairs, eps, where, strict=True)]
-    return entries, None
+    return entries, None, skipped
+
+
+def streamed_audit(framework: Any, streams: list[ChainStream], scale: float, names: list,
+                   coverage: str, discrete: bool = False, executor: Any = None) -> AuditReport:
+    """The exact audit at ``scale``, streamed node by node (laws cut for that scale; each
+    pair's ε is computed to within :func:`loss_error_bound`, far below the audit's slack)."""
+    done = run_map(_final_pass, [(s, scale, None, 0.0) for s in streams], executor)
+    check_possible(framework.pairs, {x for r in done for e in r[0]
+                                     for x in (e.pair.first, e.pair.second)})
+    return _report([e for r in done for e in r[0]], scale, names,
+                   tuple(p for r in done for p in r[2]), coverage, discrete)
+
+
+def _report(entries: list[PairAudit], scale: float, names: list, skipped: tuple,
+            coverage: str, discrete: bool) -> AuditReport:
+    worst = max(entries, key=lambda e: e.epsilon, default=None)
+    return AuditReport(epsilon=0.0 if worst is None else worst.epsilon, worst=worst,
+                       pairs=tuple(entries), scales=(float(scale),), coordinates=tuple(names),
+                       discrete=discrete, skipped=skipped, coverage=coverage)
 
 
 @dataclass(frozen=True)
@@ -207,9 +232,5 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
         if not higher:
             break
         scale = max(higher)
-    entries = [e for r in done for e in r[0]]
-    worst = max(entries, key=lambda e: e.epsilon, default=None)
-    report = AuditReport(epsilon=0.0 if worst is None else worst.epsilon, worst=worst,
-                         pairs=tuple(entries), scales=(float(scale),), coordinates=tuple(names),
-                         discrete=False, skipped=skipped, coverage=coverage)
+    report = _report([e for r in done for e in r[0]], scale, names, skipped, coverage, False)
     return StreamedResult(scale, report, lower, steps)
