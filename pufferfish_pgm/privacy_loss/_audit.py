@@ -54,7 +54,7 @@ from ._pair_rows import MAX_GRID, Group, build_groups
 __all__ = ["AuditReport", "PairAudit", "audit", "audit_releases", "release_layout"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PairAudit:
     """The realised ε of one pair under one (fixed-start) scenario.
 
