@@ -62,3 +62,74 @@ def test_epsilon_is_keyword_only_and_required(cls: type) -> None:
     assert params["epsilon"].default is inspect.Parameter.empty
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
     assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
+
+
+# --- issue 14, new-user item 3: models where some secret cannot be true --------------------
+
+# Days of 6 slots, all starting asleep: the fitted start is (1, 0), so "X_0 = awake" has
+# probability 0, and the default framework leaves that secret out (it used to make every
+# mechanism raise ImpossibleSecretError).
+SLEEPY_DAYS = [["asleep", "asleep", "asleep", "awake", "awake", "awake"],
+               ["asleep", "asleep", "awake", "awake", "awake", "asleep"],
+               ["asleep", "asleep", "asleep", "asleep", "awake", "awake"],
+               ["asleep", "awake", "awake", "awake", "awake", "awake"]]
+SKIPPING = [pp.MarkovQuiltMechanism, pp.ExactLaplaceMechanism, pp.ExactQuiltMechanism,
+            pp.WassersteinMechanism]
+
+
+@pytest.mark.parametrize("cls", SKIPPING, ids=lambda c: c.__name__)
+def test_every_mechanism_calibrates_when_a_start_state_is_impossible(cls: type) -> None:
+    mc = pp.MarkovChainScenario.fit(SLEEPY_DAYS)
+    assert mc.initial.tolist() == [1.0, 0.0]
+    fw, query = pp.Framework(mc), pp.Count("awake")
+    cal = cls(epsilon=1.0).calibrate(fw, query)   # ImpossibleSecretError before the fix
+    assert fw.skipped_secrets == ((0, "awake"),) and fw.pair_count == 5
+    assert "1 secret impossible under every scenario" in cal.summary()
+    assert pp.audit(fw, query, cal.scale).epsilon <= 1.0 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("cls", SKIPPING, ids=lambda c: c.__name__)
+def test_two_slot_days_starting_asleep_need_laplace_scale_one(cls: type) -> None:
+    # Golden value. The fitted start is (1, 0) and P = [[1/2, 1/2], [1/2, 1/2]]; X_0 is always
+    # asleep, so the count of awake slots is X_1 itself. The only pair left is X_1 = asleep vs
+    # awake, whose laws of the count are point masses at 0 and 1: Laplace(b) leaks exactly 1/b
+    # (so b = 2 leaks 0.5), and ε = 1 needs b = 1. MQM agrees: the quilt {X_0} leaves the
+    # nearby set {X_1} (card 1) with influence 0 (X_0 never varies), σ = 1 / (1 - 0) = 1.
+    days = [["asleep", "asleep", "awake"], ["asleep", "awake", "asleep"],
+            ["asleep", "awake", "awake"], ["asleep", "asleep", "asleep"]]
+    mc = pp.MarkovChainScenario.fit(days, length=2)
+    assert mc.transition.tolist() == [[0.5, 0.5], [0.5, 0.5]]
+    fw, query = pp.Framework(mc), pp.Count("awake")
+    assert cls(epsilon=1.0).calibrate(fw, query).scale == pytest.approx(1.0, rel=1e-6)
+    assert pp.audit(fw, query, 2.0).epsilon == pytest.approx(0.5, rel=1e-12)
+
+
+def _network_with_a_state_that_never_occurs() -> pp.BayesianNetworkScenario:
+    """rain -> wet -> alarm: rain always wets (a deterministic CPT column) and the alarm's
+    state "broken" has probability 0 given either wet state."""
+    from pgmpy.factors.discrete import TabularCPD
+    from pgmpy.models import DiscreteBayesianNetwork
+
+    yes_no = ["yes", "no"]
+    model = DiscreteBayesianNetwork([("rain", "wet"), ("wet", "alarm")])
+    model.add_cpds(
+        TabularCPD("rain", 2, [[0.3], [0.7]], state_names={"rain": yes_no}),
+        TabularCPD("wet", 2, [[1.0, 0.2], [0.0, 0.8]], evidence=["rain"], evidence_card=[2],
+                   state_names={"wet": yes_no, "rain": yes_no}),
+        TabularCPD("alarm", 3, [[0.2, 0.9], [0.8, 0.1], [0.0, 0.0]], evidence=["wet"],
+                   evidence_card=[2],
+                   state_names={"alarm": ["no", "yes", "broken"], "wet": yes_no}))
+    return pp.BayesianNetworkScenario(model, name="rain")
+
+
+@pytest.mark.parametrize("cls", SKIPPING, ids=lambda c: c.__name__)
+def test_a_network_with_an_impossible_state_is_calibrated_on_the_rest(cls: type) -> None:
+    fw = pp.Framework(_network_with_a_state_that_never_occurs())
+    # "broken" has a zero row in the alarm's CPT, so P(alarm = broken) = 0; the other states
+    # all have positive probability: pairs (rain), (wet) and (alarm = no, yes) are left
+    assert fw.skipped_secrets == (("alarm", "broken"),)
+    assert fw.pair_count == 3
+    assert [str(p) for p in fw.pairs_of("alarm")] == ["(alarm=no, alarm=yes)"]
+    query = pp.Count("yes")
+    cal = cls(epsilon=1.0).calibrate(fw, query)   # ImpossibleSecretError before the fix
+    assert pp.audit(fw, query, cal.scale).epsilon <= 1.0 * (1 + 1e-9)

@@ -235,3 +235,14 @@ def test_mqm_options_are_checked_and_named(option, value, error):
 def test_extra_quilts_must_be_a_mapping():
     with pytest.raises(ParameterTypeError, match="extra_quilts"):
         MarkovQuiltMechanism(epsilon=1.0, extra_quilts=[("a", ("b",))])
+
+
+def test_a_start_state_that_never_occurs_is_left_out_of_the_plan():
+    # Golden value (issue 14, new-user item 3). X_0 is always 0, so only the pair of X_1 is
+    # left. Its best quilt is {X_0}: nearby {X_1} (card 1), influence 0 because X_0 never
+    # varies, σ = 1 / (1 - 0) = 1, where the empty quilt gives 2 / 1.
+    mc = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], [1.0, 0.0], 2)
+    cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(Framework(mc), Count(1))
+    [entry] = list(cal.plan)
+    assert (entry.node, entry.quilt, entry.influence, entry.sigma) == (1, (0,), 0.0, 1.0)
+    assert cal.scale == 1.0 and "0=1" in cal.notes()[-1]

@@ -133,13 +133,15 @@ def test_joint_secrets_are_refused():
 
 
 def test_the_planner_checks_possibility_without_compiling_every_pair(monkeypatch):
-    import pufferfish_pgm.secrets._secrets as secrets_module
+    import pufferfish_pgm.secrets._framework as framework_module
+    import pufferfish_pgm.secrets._possible as possible_module
 
     asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
     calls = []
-    real = secrets_module.secret_probability
-    monkeypatch.setattr(secrets_module, "secret_probability",
-                        lambda *args: calls.append(args) or real(*args))
+    real = possible_module.secret_probability
+    for module in (framework_module, possible_module):
+        monkeypatch.setattr(module, "secret_probability",
+                            lambda *args: calls.append(args) or real(*args))
     plan_network(Framework(asia), Count("yes"), 1.0)
     assert calls == []   # node secrets are read off one marginal per node
     bn = MarkovChainScenario([[1.0, 0.0], [0.5, 0.5]], [1.0, 0.0], 3).to_bayesian_network()
@@ -152,3 +154,15 @@ def test_asia_plan():
     plan = plan_network(Framework(asia), Count("yes"), 1.0)
     assert len(plan.entries) == 8
     assert all(e.sigma <= 8.0 for e in plan.entries)
+
+
+def test_both_planners_leave_out_a_start_state_that_never_occurs():
+    # issue 14, new-user item 3: X_0 is always 0, so the pair of X_0 constrains nothing and
+    # node 0 gets no plan; the chain planner (supports) and the network planner (marginals)
+    # agree on that and on every other node
+    mc = MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], [1.0, 0.0], 5)
+    chain_plan = plan_chain(Framework(mc), Count(1), 1.0)
+    net_plan = plan_network(Framework(mc.to_bayesian_network()), Count(1), 1.0).entries
+    assert [e.node for e in chain_plan] == [e.node for e in net_plan] == [1, 2, 3, 4]
+    for c, b in zip(chain_plan, net_plan, strict=True):
+        assert b.sigma == pytest.approx(c.sigma, rel=1e-9)

@@ -281,10 +281,13 @@ def _possible_by_compiling(fw: pp.Framework) -> set:
 def test_possible_secrets_without_compiling() -> None:
     a = pp.MarkovChainScenario([[1.0, 0.0], [0.5, 0.5]], [1.0, 0.0], 3, name="a")
     b = pp.MarkovChainScenario([[0.9, 0.1], [0.5, 0.5]], [1.0, 0.0], 3, name="b")
-    fw = pp.Framework([a, b])
+    fw = pp.Framework([a, b], list(pp.secret_pairs(a)))   # a list: kept as given
     # X_0 = 1 is impossible under both; X_2 = 1 only under b
     assert sorted(map(str, possible_secrets(fw))) == ["0=0", "1=0", "1=1", "2=0", "2=1"]
     assert possible_secrets(fw) == _possible_by_compiling(fw)
+    # the default pairs leave X_0 = 1 out (and so the pair of X_0): every secret is possible
+    default = pp.Framework([a, b])
+    assert sorted(map(str, possible_secrets(default))) == ["1=0", "1=1", "2=0", "2=1"]
     joint = SecretPair(JointSecret({0: 0, 2: 1}), JointSecret({0: 1, 2: 1}))
     assert possible_secrets(pp.Framework([a, b], [joint])) == {joint.first}
     anywhere = pp.MarkovChainScenario([[1.0, 0.0], [0.5, 0.5]], "any", 3)
@@ -329,3 +332,123 @@ def test_framework_with_a_joint_pair_has_no_node_codes() -> None:
     mc = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3)
     pair = SecretPair(JointSecret({0: 0, 1: 0}), JointSecret({0: 1, 1: 0}))
     assert Framework(mc, [pair]).node_pair_codes() is None
+
+
+# --- issue 14, new-user item 3: secrets impossible under every θ --------------------------
+
+# Every fitted day starts asleep: the empirical start is (1, 0), so P(X_0 = awake) = 0 under
+# the only θ. From asleep the days go 3 times to asleep and 3 times to awake, from awake once
+# to each: P = [[1/2, 1/2], [1/2, 1/2]].
+DAYS = [["asleep", "asleep", "awake"], ["asleep", "awake", "asleep"],
+        ["asleep", "awake", "awake"], ["asleep", "asleep", "asleep"]]
+
+
+def test_the_default_framework_skips_secrets_impossible_under_every_theta() -> None:
+    mc = pp.MarkovChainScenario.fit(DAYS)
+    assert mc.initial.tolist() == [1.0, 0.0] and mc.transition.tolist() == [[0.5, 0.5]] * 2
+    fw = pp.Framework(mc)
+    assert fw.pairs_of(0) == () and [str(p) for p in fw.pairs_of(1)] == ["(1=asleep, 1=awake)"]
+    # 3 nodes with one pair each, less the pair of X_0 (its secret X_0 = awake cannot be true)
+    assert fw.skipped_secrets == ((0, "awake"),)
+    assert fw.pair_count == 2 and fw.secret_nodes == (1, 2)
+    nodes, first, second = fw.node_pair_codes()
+    assert (list(nodes), first.tolist(), second.tolist()) == ([1, 2], [0, 0], [1, 1])
+    assert [str(p) for p in fw.pairs] == ["(1=asleep, 1=awake)", "(2=asleep, 2=awake)"]
+    compiled, skipped = compile_secrets(fw)   # raised ImpossibleSecretError before the fix
+    assert [c.prob_second for c in compiled] == [0.5, 0.5] and skipped == ()
+
+
+def test_pairs_named_one_by_one_keep_an_impossible_secret_and_are_refused() -> None:
+    mc = pp.MarkovChainScenario.fit(DAYS)
+    fw = pp.Framework(mc, [SecretPair(NodeSecret(0, "asleep"), NodeSecret(0, "awake"))])
+    assert fw.skipped_secrets == () and fw.pair_count == 1
+    with pytest.raises(ImpossibleSecretError, match="secret 0=awake has probability 0"):
+        compile_secrets(fw)
+    with pytest.raises(ImpossibleSecretError, match="0=awake"):
+        pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, pp.Count("awake"))
+    # a policy graph names its pairs too
+    policy = pp.secret_pairs(mc, nodes=[0, 1], graph=complete_graph(mc.states))
+    with pytest.raises(ImpossibleSecretError, match="0=awake"):
+        compile_secrets(pp.Framework(mc, policy))
+
+
+def test_pairs_built_by_secret_pairs_skip_like_the_default() -> None:
+    # the Python form of the CLI's --nodes: the nodes are named, the pairs built for them
+    mc = pp.MarkovChainScenario.fit(DAYS)
+    built = pp.secret_pairs(mc, nodes=[0, 2])
+    assert isinstance(built, pp.secrets.GeneratedPairs)
+    fw = pp.Framework(mc, built)
+    assert fw.skipped_secrets == ((0, "awake"),) and fw.secret_nodes == (2,)
+    assert [str(p) for p in fw.pairs] == ["(2=asleep, 2=awake)"]
+    # written out as a list, the same pairs are explicit: kept as given
+    assert pp.Framework(mc, list(built)).pair_count == 2
+
+
+def test_when_every_pair_has_an_impossible_secret_the_framework_is_refused() -> None:
+    # X_t = 1 can never happen: nothing could be protected, so the pairs are kept and any use
+    # of them raises as it always did
+    absorbed = pp.MarkovChainScenario([[1.0, 0.0], [0.5, 0.5]], [1.0, 0.0], 3)
+    fw = pp.Framework(absorbed)
+    assert fw.skipped_secrets == () and fw.pair_count == 3
+    with pytest.raises(ImpossibleSecretError, match="secret 0=1 has probability 0"):
+        compile_secrets(fw)
+    with pytest.raises(ImpossibleSecretError, match="secret 0=1 has probability 0"):
+        pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, pp.Count(1))
+
+
+def test_a_class_skips_only_the_secrets_no_member_makes_possible() -> None:
+    # X_0 = awake is possible under "owl" only and X_0 = asleep under "lark" only: each secret
+    # of the pair of X_0 is possible somewhere, so the pair stays, and is compiled under no θ
+    # (the definition constrains it only where both secrets are possible)
+    p = [[0.5, 0.5], [0.5, 0.5]]
+    lark = pp.MarkovChainScenario(p, [1.0, 0.0], 2, ("asleep", "awake"), name="lark")
+    owl = pp.MarkovChainScenario(p, [0.0, 1.0], 2, ("asleep", "awake"), name="owl")
+    fw = pp.Framework([lark, owl])
+    assert fw.skipped_secrets == () and fw.pair_count == 2
+    compiled, skipped = compile_secrets(fw)
+    assert sorted((str(c.pair), c.theta) for c in compiled) == [
+        ("(1=asleep, 1=awake)", 0), ("(1=asleep, 1=awake)", 1)]
+    assert sorted((str(s.pair), s.theta) for s in skipped) == [
+        ("(0=asleep, 0=awake)", 0), ("(0=asleep, 0=awake)", 1)]
+    assert pp.audit(fw, pp.Count("awake"), 2.0).epsilon <= 0.5 + 1e-12
+
+
+def _brute_possible(scenarios, node, state) -> bool:
+    from oracle import brute_probability, scenario_variants
+
+    return any(brute_probability(v, {node: state}) > 0
+               for m in scenarios for v in scenario_variants(m))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_skipped_secrets_are_exactly_those_impossible_under_every_theta(
+        data: st.DataObject) -> None:
+    first = data.draw(st.one_of(small_networks(max_nodes=4),
+                                small_chains(max_length=4, fixed_initial=False)))
+    members = [first]
+    if isinstance(first, pp.MarkovChainScenario) and data.draw(st.booleans()):
+        from conftest import distributions
+
+        k = first.k
+        rows = np.array([data.draw(distributions(k)) for _ in range(k)])
+        members.append(pp.MarkovChainScenario(rows, data.draw(distributions(k)), first.length,
+                                              first.states, name="second"))
+    try:
+        fw = pp.Framework(pp.ScenarioClass(members))
+    except InvalidParameterError:   # every node has a single state: no pair at all
+        return
+    cls = fw.scenarios
+    possible = {v: [s for s in cls.states_of(v) if _brute_possible(cls, v, s)]
+                for v in cls.nodes}
+    impossible = tuple((v, s) for v in cls.nodes for s in cls.states_of(v)
+                       if s not in possible[v])
+    if any(len(states) > 1 for states in possible.values()):
+        assert fw.skipped_secrets == impossible
+        assert {(p.first.node, p.first.state, p.second.state) for p in fw.pairs} == {
+            (v, a, b) for v, states in possible.items()
+            for i, a in enumerate(states) for b in states[i + 1:]}
+        assert fw.pair_count == len(fw.pairs)
+    else:   # no pair would be left: every pair is kept (and refused when used)
+        assert fw.skipped_secrets == ()
+        assert fw.pair_count == sum(math.comb(len(cls.states_of(v)), 2) for v in cls.nodes)

@@ -18,7 +18,7 @@ from pufferfish_pgm.distributions._log_space import log_convolve
 from pufferfish_pgm.errors import InvalidParameterError, LimitExceededError
 from pufferfish_pgm.privacy_loss._laplace_kernel import log_laplace_density
 from pufferfish_pgm.privacy_loss._mgf_bracket import failing_scale
-from pufferfish_pgm.privacy_loss._streamed_exact import chain_streams
+from pufferfish_pgm.privacy_loss._streamed_exact import chain_streams, streamed_audit
 from pufferfish_pgm.queries._chain_count_law import ChainCountTables
 from pufferfish_pgm.queries._truncated_count_law import (
     keep_bounds,
@@ -175,13 +175,22 @@ def test_log_convolve_reference_for_the_fast_path():
        scale=st.floats(0.05, 30.0))
 def test_streamed_audit_equals_the_stored_audit(seed, k, length, scale):
     # pp.audit streams counts on chains past STREAM_CELLS; lowered to 0 here so that it does
+    # (the spy proves it did)
     rng = np.random.default_rng(seed)
     fw = pp.Framework(pp.ScenarioClass([random_chain(rng, k, length, zeros=True)
                                         for _ in range(2)]))
     stored = pp.audit(fw, pp.Count(1), scale)
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return streamed_audit(*args, **kwargs)
+
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("pufferfish_pgm.privacy_loss._streamed_exact.STREAM_CELLS", 0)
+        mp.setattr("pufferfish_pgm.privacy_loss._audit.STREAM_CELLS", 0)
+        mp.setattr("pufferfish_pgm.privacy_loss._audit.streamed_audit", spy)
         streamed = pp.audit(fw, pp.Count(1), scale)
+    assert calls == [1]     # the streamed path ran
     assert streamed.epsilon == pytest.approx(stored.epsilon, rel=1e-11, abs=1e-13)
     assert len(streamed.pairs) == len(stored.pairs)
     assert len(streamed.skipped) == len(stored.skipped)

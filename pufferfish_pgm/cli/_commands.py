@@ -60,7 +60,7 @@ def plan(args: argparse.Namespace) -> dict:
                       _table(["node", "quilt", "|nearby|", "|remote|", "influence", "sigma",
                               "trivial"],
                              rows), f"sigma_max = {max(e.sigma for e in cal.plan):.6g}; "
-                      f"Laplace scale for {query.name}: {cal.scale:.6g}"])
+                      f"Laplace scale for {query.name}: {cal.scale:.6g}", *_skipped(fw)])
     if getattr(args, "plot", None):
         worst = max(cal.plan, key=lambda e: e.sigma)
         plot_quilt(fw.scenarios[0], worst, args.plot)
@@ -178,9 +178,21 @@ def audit(args: argparse.Namespace) -> dict:
     worst = report.worst
     where = "no pair could be audited" if worst is None else (
         f"worst case: pair {worst.pair} under {worst.scenario!r} at output {worst.output}")
-    text = f"{label}\nrealised epsilon = {report.epsilon:.6g} (target {args.epsilon}); {where}"
+    text = "\n".join([label, f"realised epsilon = {report.epsilon:.6g} (target {args.epsilon}); "
+                             f"{where}", *(_skipped(fw) if args.scale is not None else [])])
     return {"text": text, "json": {"scale": scale, "realised_epsilon": report.epsilon,
                                    "target_epsilon": args.epsilon, "worst": _worst_json(report)}}
+
+
+def _skipped(fw: Framework) -> list[str]:
+    """A footer line naming the secrets the framework left out (none: no line); a mechanism's
+    summary already says it in its notes."""
+    skipped = fw.skipped_secrets
+    if not skipped:
+        return []
+    shown = ", ".join(f"{v}={s}" for v, s in skipped[:6]) + (", ..." if len(skipped) > 6 else "")
+    return [f"skipped {len(skipped)} secret(s) impossible under every scenario (nothing to "
+            f"protect): {shown}"]
 
 
 def _worst_json(report: AuditReport) -> dict | None:

@@ -36,7 +36,7 @@ from ..queries._packed_weights import pack_queries
 from ..queries._truncated_count_law import LOG_DELTA, loss_error_bound, stream_node_laws
 from ..scenarios import MarkovChainScenario
 from ..secrets import SkippedPair, check_possible
-from ._audit import AuditReport, PairAudit
+from ._audit_report import AuditReport, PairAudit
 from ._bisection import SLACK, _bisect
 from ._mgf_bracket import MgfTask, failing_scale
 from ._pair_rows import Group
