@@ -29,6 +29,7 @@ from .errors import (
     ParameterTypeError,
     PufferfishError,
     ScenarioClassError,
+    SolverError,
     UnknownNodeError,
     UnknownStateError,
 )
@@ -117,6 +118,7 @@ __all__ = [
     "ScenarioClass",
     "ScenarioClassError",
     "SecretPair",
+    "SolverError",
     "UnknownNodeError",
     "UnknownStateError",
     "Verification",

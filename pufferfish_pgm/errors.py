@@ -31,6 +31,7 @@ __all__ = [
     "ParameterTypeError",
     "PufferfishError",
     "ScenarioClassError",
+    "SolverError",
     "UnknownNodeError",
     "UnknownStateError",
 ]
@@ -101,6 +102,13 @@ class BudgetExceededError(CompositionError):
 
 class MissingDependencyError(PufferfishError, ImportError):
     """An optional dependency is not installed (the message says which extra to install)."""
+
+
+class SolverError(PufferfishError, RuntimeError):
+    """A linear-program solver failed where it should not (``OptimalNoiseMechanism``: the
+    discrete Laplace law is always feasible), or no solution passed the exact audit after
+    every tightening; the message says which. Please report it with the model and ε.
+    """
 
 
 class CertificateError(PufferfishError, ValueError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ import pytest
 
 import pufferfish_pgm as pp
 from pufferfish_pgm.mechanisms._certificate import CertifiedEvidence, canonical, sha256
+from pufferfish_pgm.noise import IntegerNoise
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 P = [[0.9, 0.1], [0.2, 0.8]]
@@ -204,3 +206,123 @@ def test_a_mismatched_mechanism_or_uncertifiable_calibration_is_refused():
     cal = pp.GroupDPMechanism(epsilon=1.0).calibrate(fw, pp.Count("walk"))
     with pytest.raises(pp.CertificateError, match="not the one that made"):
         cal.to_json(mechanism=pp.GroupDPMechanism(epsilon=0.5))
+
+
+# ------------------------------------------------ optimal integer noise (issue 14, item 1)
+
+#: A certificate written by the format's first reader/writer (before integer noise): it must
+#: still load, and a Laplace certificate is still written the same way.
+OLD_GROUP_DP = (
+    '{"format":"pufferfish_pgm.calibration/1","library":{"name":"pufferfish_pgm","version":'
+    '"0.1.0"},"mechanism":{"name":"GroupDP","class":"GroupDPMechanism","parameters":{}},'
+    '"epsilon":1.0,"scale":6.0,"query":{"type":"Count","state":"walk","nodes":null},'
+    '"query_name":"count(walk)","scenarios":[{"index":0,"name":"chain","kind":"chain","sha256":'
+    '"sha256:bc0dca1b872ab5e687621ff2605ae10042e468b134037b1fc8bbfd242356dbe0","parts":{'
+    '"transition":"sha256:b69765cc53e5417583fc42f5aed2ce8f595225c680ea7363ed12d8dbc47a95e3",'
+    '"initial":"sha256:c62d69b50186a083a2d0e94df48edd487f7ef31a1fa622159ed66e226d90b0fb",'
+    '"length":"sha256:e7f6c011776e8db7cd330b54174fd76f7d0216b612387a5ffcfb81e6f0919683",'
+    '"states":"sha256:57600f0689a33a62cc6ad473e2f9905df11e04701077ae859d207b77fd1362a4"},'
+    '"length":6}],"pairs":{"count":6,"description":"6 pairs, fingerprinted one by one",'
+    '"sha256":"sha256:20e965e5cc0bb5d74135bbfe17fa61bb4f761a6fe4aaba0e3a7584736d0925b1"},'
+    '"evidence":{"type":"BaselineEvidence","record":{"lipschitz":1.0,"sigma":6.0,"formula":'
+    '"L * n / epsilon","group_size":6,"warning":""}},"audit_epsilon":null,"fingerprint":'
+    '"sha256:70a8b95ad4fa969b802881711182974f61f0b6a21b65506f0b5410611e391915"}')
+
+
+def optimal_text(fw: pp.Framework, **kwargs) -> tuple[pp.Calibration, str]:
+    mech = pp.OptimalNoiseMechanism(epsilon=1.0, **kwargs)
+    cal = mech.calibrate(fw, pp.Count("walk"))
+    return cal, cal.to_json(mechanism=mech)
+
+
+def test_old_documents_still_load_and_laplace_certificates_are_written_as_before():
+    fw = chain_fw()
+    cal = pp.Calibration.from_json(OLD_GROUP_DP, fw)
+    assert type(cal) is pp.Calibration and cal.scale == 6.0 and cal.mechanism == "GroupDP"
+    mech = pp.GroupDPMechanism(epsilon=1.0)
+    new = json.loads(mech.calibrate(fw, pp.Count("walk")).to_json(mechanism=mech))
+    old = json.loads(OLD_GROUP_DP)
+    assert "noise" not in new
+    assert {k: v for k, v in new.items() if k not in ("library", "fingerprint")} == {
+        k: v for k, v in old.items() if k not in ("library", "fingerprint")}
+
+
+def test_optimal_noise_round_trip_is_bit_for_bit_and_releases_the_same_noise():
+    fw = chain_fw(length=8)
+    cal, text = optimal_text(fw)
+    doc = json.loads(text)
+    assert doc["format"] == "pufferfish_pgm.calibration/1" and doc["scale"] is None
+    noise = doc["noise"]
+    assert noise["weights"] == [str(c) for c in cal.noise.weights]
+    assert noise["denominator"] == str(cal.noise.total) and noise["lo"] == cal.noise.lo
+    assert noise["loss"] == "abs" and noise["dp_epsilon"] is None
+    assert noise["mean_abs"] == cal.noise.mean_abs
+    assert doc["audit_epsilon"] == cal.evidence.audit.epsilon <= 1.0
+    back = pp.Calibration.from_json(text, fw)
+    assert isinstance(back, pp.mechanisms.OptimalCalibration) and math.isnan(back.scale)
+    assert back.noise == cal.noise and back.noise.weights == cal.noise.weights
+    assert back.noise.tail_scale.hex() == cal.noise.tail_scale.hex()
+    z = np.arange(-400, 401)
+    assert np.array_equal(back.noise.log_pmf(z), cal.noise.log_pmf(z))
+    data = np.array([["walk"] * 8] * 3000)
+    here = cal.release(data, rng=np.random.default_rng(11)).value
+    there = back.release(data, rng=np.random.default_rng(11)).value
+    assert np.array_equal(here, there) and np.any(here != 8)
+    # a certificate read back writes the same noise record again
+    assert json.loads(back.to_json())["noise"] == noise
+
+
+def test_an_edited_noise_mass_is_refused():
+    fw = chain_fw(length=8)
+    _, text = optimal_text(fw)
+    doc = json.loads(text)
+    weights = [int(w) for w in doc["noise"]["weights"]]
+    k = int(np.argmax(weights))
+    weights[k] -= 1
+    weights[k - 1] += 1          # one unit of 2**61 moved: same total, another law
+    doc["noise"]["weights"] = [str(w) for w in weights]
+    with pytest.raises(pp.CertificateError, match="tampered with"):
+        pp.Calibration.from_json(json.dumps(doc), fw)
+    doc["noise"]["denominator"] = str(int(doc["noise"]["denominator"]) + 1)
+    with pytest.raises(pp.CertificateError, match="weights sum to .* its denominator is"):
+        pp.Calibration.from_json(reseal(doc), fw)
+    doc = json.loads(text)
+    doc["scale"] = 1.0           # a Laplace scale next to a noise law is never written
+    with pytest.raises(pp.CertificateError, match="both integer noise and the Laplace scale"):
+        pp.Calibration.from_json(reseal(doc), fw)
+
+
+def test_verify_audits_the_certified_pmf_and_refuses_one_made_too_narrow():
+    fw = chain_fw(length=8)
+    cal, text = optimal_text(fw)
+    report = pp.verify(text, fw)
+    assert report.holds and report.audited_epsilon == pytest.approx(cal.evidence.audit.epsilon)
+    assert report.dp_epsilon is None and "holds" in report.message
+    # the tails' mass moved to the centre by hand: far too little noise for ε = 1
+    narrow = IntegerNoise(lo=cal.noise.lo, weights=(1, *cal.noise.weights[1:-1], 1),
+                          tail_scale=cal.noise.tail_scale)
+    forged = dataclasses.replace(cal, noise=narrow).to_json()
+    assert pp.Calibration.from_json(forged, fw).noise == narrow
+    bad = pp.verify(forged, fw)
+    assert not bad.holds and bad.audited_epsilon > 1.0 and "does NOT hold" in bad.message
+
+
+def test_verify_checks_the_dp_floor_of_optimal_noise():
+    fw = chain_fw(length=8)
+    cal, text = optimal_text(fw, dp_epsilon=2.0)
+    assert json.loads(text)["noise"]["dp_epsilon"] == 2.0
+    report = pp.verify(text, fw)
+    assert report.holds and report.dp_epsilon == 2.0
+    assert report.dp_realised == pytest.approx(cal.evidence.dp_realised)
+    assert "DP floor" in report.message
+    doc = json.loads(text)
+    doc["noise"]["dp_epsilon"] = 0.5           # a promise this pmf does not keep
+    bad = pp.verify(reseal(doc), fw)
+    assert not bad.holds and bad.dp_realised > 0.5 and "dp_epsilon = 0.5" in bad.message
+    assert bad.audited_epsilon <= 1.0          # the Pufferfish part still holds
+
+
+def test_a_mechanism_with_another_dp_floor_is_not_the_one_that_made_it():
+    cal, _ = optimal_text(chain_fw(length=8))
+    with pytest.raises(pp.CertificateError, match="not the one that made"):
+        cal.to_json(mechanism=pp.OptimalNoiseMechanism(epsilon=1.0, dp_epsilon=2.0))

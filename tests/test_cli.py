@@ -392,3 +392,120 @@ def test_a_reader_that_goes_away_ends_the_run_quietly():
         capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("model:") and done.stderr == ""
+
+
+# ------------------------------------------------ optimal noise: certificates, compare rows
+
+TINY = ["--length", "6"]
+
+
+def test_optimal_calibrate_out_release_calibration_and_verify(tmp_path, capsys, monkeypatch):
+    cert = tmp_path / "optimal.json"
+    code, out, err = run(capsys, "calibrate", *TINY, "--mechanism", "optimal", "--out",
+                         str(cert), "--json")
+    assert code == 0, err
+    doc = json.loads(cert.read_text())
+    assert doc["scale"] is None and doc["mechanism"]["name"] == "OptimalNoise"
+    assert doc["noise"]["type"] == "IntegerNoise"
+    csv = tmp_path / "days.csv"
+    csv.write_text(",".join(str(t) for t in range(6)) + "\n"
+                   + "\n".join([",".join(["walk"] * 6)] * 40) + "\n")
+    from pufferfish_pgm.mechanisms import optimal
+
+    def boom(*a, **k):
+        raise AssertionError("release --calibration recalibrated")
+
+    monkeypatch.setattr(optimal.OptimalNoiseMechanism, "calibrate", boom)
+    code, out, err = run(capsys, "release", *TINY, "--calibration", str(cert), "--data",
+                         str(csv), "--seed", "3", "--json")
+    assert code == 0, err
+    released = json.loads(out)
+    assert released["mechanism"] == "OptimalNoise"
+    # the certified law through the exact sampler: what Python draws with the same seed
+    from pufferfish_pgm.cli._main import build_parser
+    from pufferfish_pgm.cli._options import _framework
+
+    fw = _framework(build_parser().parse_args(["verify", str(cert), *TINY]))
+    cal = pp.Calibration.from_json(cert.read_text(), fw)
+    expected = cal.release([["walk"] * 6] * 40, rng=np.random.default_rng(3)).value
+    assert released["values"] == expected.tolist() and len(set(released["values"])) > 1
+    code, out, err = run(capsys, "verify", str(cert), *TINY)
+    assert code == 0 and "holds" in out and "certified pmf" in out, err
+
+
+def test_compare_lists_optimal_noise_with_and_without_the_dp_floor(capsys):
+    from pufferfish_pgm.mechanisms.optimal import laplace_loss
+
+    code, out, err = run(capsys, "compare", "--length", "12", "--mechanisms",
+                         "exact,optimal,optimal+dp", "--dp-epsilon", "1", "--json")
+    assert code == 0, err
+    rows = {r["mechanism"]: r for r in json.loads(out)["rows"]}
+    assert list(rows) == ["exact", "optimal", "optimal+dp"]
+    exact, free, floored = rows.values()
+    # E|Z| of what is added: discrete Laplace for the count, not the scale itself
+    assert exact["mean_abs"] == pytest.approx(laplace_loss(("abs",), exact["scale"]))
+    assert exact["mean_abs"] < exact["scale"]
+    assert free["scale"] is None and floored["scale"] is None       # not Laplace
+    assert free["dp_epsilon"] is None and floored["dp_epsilon"] == 1.0
+    assert floored["dp_realised"] <= 1.0 + 1e-9
+    assert free["mean_abs"] < floored["mean_abs"] < exact["mean_abs"]
+    assert all(r["private"] and r["realised_epsilon"] <= 1.0 + 1e-9 for r in rows.values())
+    code, out, err = run(capsys, "compare", *TINY, "--mechanisms", "optimal,optimal+dp")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[1].split()[:4] == ["mechanism", "Laplace", "scale", "E|Z|"]
+    assert all(ln.split()[1] == "-" for ln in lines if ln.startswith("optimal"))
+    assert "optimal+dp: also plain 2-DP for one record" in out      # default 2 x epsilon
+
+
+def test_compare_optimal_rows_fail_alone_and_bad_row_names_exit_2(monkeypatch, capsys):
+    from pufferfish_pgm.cli import _compare
+
+    class Broken:
+        def __init__(self, **kwargs):
+            pass
+
+        def calibrate(self, fw, query):
+            raise pp.SolverError("the noise LP failed (test)")
+
+    monkeypatch.setattr(_compare, "OptimalNoiseMechanism", Broken)
+    code, out, err = run(capsys, "compare", *TINY, "--mechanisms", "group,optimal+dp")
+    assert code == 0, err
+    assert "SolverError: the noise LP failed (test)" in out
+    assert any(ln.startswith("group ") and "FAILED" not in ln for ln in out.splitlines())
+    code, _, err = run(capsys, "compare", *TINY, "--mechanisms", "group,bogus")
+    assert code == 2 and err.count("\n") == 1 and "bogus" in err and "optimal+dp" in err
+    code, _, err = run(capsys, "compare", *TINY, "--dp-epsilon", "1")
+    assert code == 2 and err.count("\n") == 1 and "add optimal+dp to --mechanisms" in err
+
+
+def test_an_impossible_start_state_is_skipped_and_said(tmp_path, capsys):
+    # issue 14, new-user item 3: every day starts asleep, so "X_0 = walk" cannot be true; the
+    # default pairs (and those of --nodes) leave it out instead of refusing every mechanism
+    days = pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], [1.0, 0.0], 6, ("sleep", "walk"))
+    model = tmp_path / "days.json"
+    pp.save_chain_class(pp.ScenarioClass([days]), model)
+    note = "skipped 1 secret(s) impossible under every scenario (nothing to protect): 0=walk"
+    code, out, err = run(capsys, "plan", "--model", str(model))
+    assert code == 0, err
+    assert note in out and "secrets on 5 nodes (5 pairs)" in out
+    code, out, err = run(capsys, "calibrate", "--model", str(model), "--mechanism", "exact",
+                         "--json")
+    assert code == 0, err
+    assert any("0=walk" in n for n in json.loads(out)["notes"])
+    code, out, err = run(capsys, "audit", "--model", str(model), "--nodes", "0,3", "--scale",
+                         "3")
+    assert code == 0, err
+    assert note in out
+
+
+def test_json_output_is_strict_json_even_without_a_laplace_scale(tmp_path, capsys):
+    # an optimal-noise calibration has no Laplace scale (nan in Python): the CLI must print
+    # null, never the non-JSON token NaN
+    import json
+
+    from pufferfish_pgm.cli import main
+    code = main(["calibrate", "--length", "4", "--mechanism", "optimal", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0 and "NaN" not in out
+    assert json.loads(out)["scale"] is None

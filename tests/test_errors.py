@@ -43,6 +43,7 @@ BUILTIN = {
     "ModelFileNotFoundError": FileNotFoundError,
     "ParameterTypeError": TypeError,
     "ScenarioClassError": ValueError,
+    "SolverError": RuntimeError,
     "UnknownNodeError": KeyError,
     "UnknownStateError": KeyError,
 }
@@ -72,6 +73,13 @@ def test_key_errors_print_their_message_unquoted() -> None:
 
 def test_root_is_exported() -> None:
     assert pp.PufferfishError is PufferfishError
+
+
+def test_solver_error_is_public_and_the_old_import_still_works() -> None:
+    from pufferfish_pgm.mechanisms._optimal_lp import SolverError
+
+    assert pp.SolverError is errors.SolverError is SolverError
+    assert "SolverError" in pp.__all__
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -8,6 +8,7 @@ chi-square tests that must reject a law off by 10 %.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -305,11 +306,18 @@ def test_bad_noise_laws():
         IntegerNoise(lo=-1, weights=(2**61, 2**61, 1), tail_scale=1.0)
 
 
-def test_certificate_is_refused_clearly():
-    mech = OptimalNoiseMechanism(epsilon=1.0)
-    cal = mech.calibrate(chain_fw(0.2, 0.8, 5), Count(1))
-    with pytest.raises(CertificateError, match="cannot be written as a certificate"):
-        cal.to_json(mechanism=mech)
+def test_certificate_records_the_sampled_law_and_reads_it_back():
+    fw = chain_fw(0.2, 0.8, 5)
+    mech = OptimalNoiseMechanism(epsilon=1.0, loss=("tail", 2))
+    cal = mech.calibrate(fw, Count(1))
+    text = cal.to_json(mechanism=mech)
+    noise = json.loads(text)["noise"]
+    assert noise["loss"] == ["tail", 2] and noise["type"] == "IntegerNoise"
+    back = pp.Calibration.from_json(text, fw)
+    assert isinstance(back, OptimalCalibration) and back.noise == cal.noise
+    assert back.summary() == cal.summary()
+    with pytest.raises(CertificateError, match="not the one that made"):
+        cal.to_json(mechanism=OptimalNoiseMechanism(epsilon=1.0))     # another loss
 
 
 def test_registered():

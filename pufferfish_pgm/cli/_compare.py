@@ -1,6 +1,21 @@
 """``compare`` and ``demo``: every mechanism side by side (internal; see :mod:`pufferfish_pgm.cli`).
 
 A mechanism that fails does not stop the others: its row says ``FAILED`` and why.
+``compare --mechanisms`` picks the rows: any of :data:`MECHANISM_ORDER` (the default),
+:data:`EXTRA_NAMES` (``optimal``, ``gk16``) and ``optimal+dp``, optimal noise with the plain-DP
+floor ``dp_epsilon`` (``--dp-epsilon``, default :data:`DP_FACTOR` · ε). Every row shows
+``E|Z|``, the mean absolute noise on one answer: discrete Laplace(scale) for integer answers
+(``2q/(1 - q²)``, ``q = e^{-1/scale}``), the scale itself for real answers, the certified law's
+``E|Z|`` for optimal noise (which has no Laplace scale).
+
+Examples
+--------
+>>> _names("exact,optimal+dp", None)
+('exact', 'optimal+dp')
+>>> _names("exact,optimal", 3.0)
+Traceback (most recent call last):
+...
+pufferfish_pgm.errors.InvalidParameterError: --dp-epsilon sets the DP floor of the ...
 """
 
 from __future__ import annotations
@@ -16,51 +31,126 @@ from ..errors import (
     InvalidParameterError,
     PufferfishError,
 )
-from ..mechanisms import AuditedEvidence, Calibration
-from ..mechanisms._registry import MECHANISM_ORDER, mechanism
+from ..mechanisms import (
+    AuditedEvidence,
+    Calibration,
+    Mechanism,
+    OptimalCalibration,
+    OptimalNoiseMechanism,
+)
+from ..mechanisms._registry import EXTRA_NAMES, MECHANISM_ORDER, mechanism
+from ..mechanisms.optimal import laplace_loss
 from ..plots import plot_scale_vs_epsilon
 from ..privacy_loss import audit as run_audit
+from ..privacy_loss import audit_integer_noise
 from ..queries import Query
 from ..scenarios import MarkovChainScenario, Scenario
 from ..secrets import Framework
 from ._options import _describe, _setup, _table
 
-__all__ = ["compare", "demo"]
+__all__ = ["DP_FACTOR", "DP_ROW", "compare", "demo"]
+
+#: The row of optimal noise with the plain-DP floor (``compare --mechanisms ...,optimal+dp``).
+DP_ROW = "optimal+dp"
+#: Its floor ε' is this times ε unless ``--dp-epsilon`` says otherwise.
+DP_FACTOR = 2.0
+HEADER = ["mechanism", "Laplace scale", "E|Z|", "realised eps", "private"]
 
 
-def _compare_rows(fw: Framework, query: Query,
-                  epsilon: float) -> tuple[list[dict], list[Calibration | None]]:
-    """One row per mechanism (scale, exact realised epsilon, seconds) and the calibrations.
+def _names(text: str | None, dp_epsilon: float | None) -> tuple[str, ...]:
+    """The rows of ``--mechanisms`` (None: :data:`MECHANISM_ORDER`), checked."""
+    known = (*MECHANISM_ORDER, *EXTRA_NAMES, DP_ROW)
+    names = MECHANISM_ORDER if text is None else tuple(
+        v.strip() for v in text.split(",") if v.strip())
+    unknown = [v for v in names if v not in known]
+    if unknown or not names:
+        raise InvalidParameterError(f"--mechanisms {text!r} names no mechanism or unknown ones "
+                                    f"({', '.join(unknown)}); choose from {', '.join(known)}")
+    if dp_epsilon is not None and DP_ROW not in names:
+        raise InvalidParameterError(f"--dp-epsilon sets the DP floor of the {DP_ROW} row; add "
+                                    f"{DP_ROW} to --mechanisms or drop --dp-epsilon")
+    if dp_epsilon is not None and not (0 < dp_epsilon < float("inf")):
+        raise InvalidParameterError(f"--dp-epsilon must be a positive number, got {dp_epsilon}")
+    return names
+
+
+def _make(name: str, epsilon: float, dp_epsilon: float | None) -> Mechanism:
+    """The mechanism of a row; ``optimal+dp`` with floor ``dp_epsilon`` (default 2ε)."""
+    if name == DP_ROW:
+        return OptimalNoiseMechanism(epsilon=epsilon,
+                                     dp_epsilon=dp_epsilon or DP_FACTOR * epsilon)
+    return mechanism(name, epsilon)
+
+
+def _compare_rows(fw: Framework, query: Query, epsilon: float,
+                  names: Sequence[str] = MECHANISM_ORDER, dp_epsilon: float | None = None
+                  ) -> tuple[list[dict], list[Calibration | None]]:
+    """One row per mechanism of ``names`` (scale, E|Z|, exact realised epsilon, seconds) and
+    the calibrations.
 
     A mechanism that fails with a :class:`PufferfishError` does not stop the others: its row
     has ``"error"`` (the error's type and one-line message) and its calibration is None.
     """
     rows: list[dict] = []
     calibrations: list[Calibration | None] = []
-    for name in _progress(MECHANISM_ORDER, "calibrating and auditing"):
+    for name in _progress(names, "calibrating and auditing"):
         start = time.perf_counter()
         try:
-            cal = mechanism(name, epsilon).calibrate(fw, query)
-            realised = _realised_epsilon(fw, query, cal)
+            cal = _make(name, epsilon, dp_epsilon).calibrate(fw, query)
+            row = _row(name, fw, query, cal, epsilon)
         except PufferfishError as err:
             message = " ".join(str(err).split())  # one line
             rows.append({"mechanism": name, "error": f"{type(err).__name__}: {message}",
                          "seconds": time.perf_counter() - start})
             calibrations.append(None)
             continue
-        rows.append({"mechanism": name, "scale": cal.scale, "realised_epsilon": realised,
-                     "private": bool(realised <= epsilon * (1 + 1e-9)),
-                     "seconds": time.perf_counter() - start})
+        rows.append({**row, "seconds": time.perf_counter() - start})
         calibrations.append(cal)
     return rows, calibrations
+
+
+def _row(name: str, fw: Framework, query: Query, cal: Calibration, epsilon: float) -> dict:
+    """The numbers of one finished row (optimal noise: no Laplace scale, its DP floor)."""
+    realised = _realised_epsilon(fw, query, cal)
+    row = {"mechanism": name, "scale": _scale(cal), "mean_abs": _mean_abs(query, cal),
+           "realised_epsilon": realised, "private": bool(realised <= epsilon * (1 + 1e-9))}
+    if isinstance(cal, OptimalCalibration):
+        row["dp_epsilon"] = cal.evidence.dp_epsilon
+        row["dp_realised"] = cal.evidence.dp_realised
+    return row
+
+
+def _scale(cal: Calibration) -> float | None:
+    """The Laplace scale (None for optimal noise, which is not Laplace)."""
+    return None if isinstance(cal, OptimalCalibration) else cal.scale
+
+
+def _mean_abs(query: Query, cal: Calibration) -> float:
+    """E|Z| of the noise on one answer (see the module docstring)."""
+    if isinstance(cal, OptimalCalibration):
+        return cal.noise.mean_abs
+    if getattr(query, "integer", True):
+        return laplace_loss(("abs",), cal.scale)
+    return cal.scale
 
 
 def _cells(row: dict, last: Any) -> list:
     """A table row: a failed mechanism says so (and why) in place of its numbers."""
     if "error" in row:
         return [row["mechanism"], "FAILED", row["error"]]
-    return [row["mechanism"], row["scale"], row["realised_epsilon"],
+    scale = "-" if row["scale"] is None else row["scale"]
+    return [row["mechanism"], scale, row["mean_abs"], row["realised_epsilon"],
             "yes" if row["private"] else "NO", last]
+
+
+def _legend(rows: list[dict]) -> list[str]:
+    """What the E|Z| column means, and the DP floor of optimal+dp, when optimal rows are shown."""
+    floors = {r["dp_epsilon"] for r in rows if r.get("dp_epsilon") is not None}
+    if not any("dp_epsilon" in r for r in rows):
+        return []
+    return ["E|Z|: mean absolute noise on one answer (integer answers: discrete "
+            "Laplace(scale); optimal rows: their audited integer law, not Laplace)"
+            + "".join(f"; {DP_ROW}: also plain {f:g}-DP for one record" for f in floors)]
 
 
 def _failures(rows: list[dict]) -> tuple[str, int]:
@@ -74,8 +164,11 @@ def _failures(rows: list[dict]) -> tuple[str, int]:
 
 
 def _realised_epsilon(fw: Framework, query: Query, cal: Calibration) -> float:
-    """The exact realised ε of ``cal``: from its own audit when it made one at its scale."""
+    """The exact realised ε of ``cal``: from its own audit when it made one at its scale (or
+    of its integer noise law)."""
     report = cal.evidence.audit if isinstance(cal.evidence, AuditedEvidence) else None
+    if isinstance(cal, OptimalCalibration):
+        return (report or audit_integer_noise(fw, query, cal.noise)).epsilon
     if report is None or report.scales != (cal.scale,):
         report = run_audit(fw, query, cal.scale)
     return report.epsilon
@@ -93,21 +186,24 @@ def _progress(items: Sequence[str], what: str) -> Iterable[str]:
 
 
 def compare(args: argparse.Namespace) -> dict:
-    """``compare``: every mechanism's scale and exact realised ε side by side.
+    """``compare``: the mechanisms' scales, E|Z| and exact realised ε side by side
+    (``--mechanisms``: which ones, see the module docstring).
 
     A mechanism that fails (a :class:`PufferfishError`, e.g. a limit) gets a row saying
     ``FAILED`` and why, and the other rows are still printed. The exit code is 0 when at
     least one mechanism finished and 2 when every mechanism failed; the JSON lists the failed
     mechanisms under ``"failed"`` and gives each failed row an ``"error"``.
     """
+    dp_epsilon = getattr(args, "dp_epsilon", None)
+    names = _names(getattr(args, "mechanisms", None), dp_epsilon)
     fw, query = _setup(args)
-    rows, _ = _compare_rows(fw, query, args.epsilon)
+    rows, _ = _compare_rows(fw, query, args.epsilon, names, dp_epsilon)
     note, code = _failures(rows)
     if getattr(args, "plot", None) and code == 0:
         plot_scale_vs_epsilon(fw, query, args.plot)
     text = "\n".join([_describe(fw, query, args.epsilon), _table(
-        ["mechanism", "Laplace scale", "realised eps", "private", "seconds"],
-        [_cells(r, r["seconds"]) for r in rows])] + ([note] if note else []))
+        [*HEADER, "seconds"], [_cells(r, r["seconds"]) for r in rows])]
+        + _legend(rows) + ([note] if note else []))
     return {"text": text, "exit_code": code,
             "json": {"epsilon": args.epsilon, "query": query.name, "rows": rows,
                      "failed": [r["mechanism"] for r in rows if "error" in r]}}
@@ -128,7 +224,7 @@ def demo(args: argparse.Namespace) -> dict:
     text = "\n".join([
         _describe(fw, query, args.epsilon),
         f"one simulated record; true answer {truth}; each release uses fresh secure noise", "",
-        _table(["mechanism", "Laplace scale", "realised eps", "private", "released"],
+        _table([*HEADER, "released"],
                [_cells(r, v) for r, v in zip(rows, released, strict=True)]),
         *([note] if note else []),
         "", "entry DP is not Pufferfish private under correlation: the exact audit shows it."])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from ..errors import PufferfishError
 __all__ = ["main", "run"]
 
 MECHANISMS = ("mqm", "group", "entry", "gk16", "exact-quilt", "wasserstein", "kantorovich",
-              "kantorovich-relaxed", "exact")
+              "kantorovich-relaxed", "exact", "optimal")
 
 
 class _UsageError(PufferfishError, ValueError):
@@ -96,9 +97,20 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--scale", type=float, help="audit this Laplace scale instead")
         if name in ("compare", "plan", "audit"):
             p.add_argument("--plot", help="write a PNG picture to this path")
+        if name == "compare":
+            _compare_options(p)
         if name == "verify":
             p.add_argument("file", metavar="FILE", help="the certificate (from calibrate --out)")
     return parser
+
+
+def _compare_options(p: argparse.ArgumentParser) -> None:
+    """``compare --mechanisms`` (which rows) and ``--dp-epsilon`` (the optimal+dp row's floor)."""
+    p.add_argument("--mechanisms", help="comma-separated rows (default: every mechanism of "
+                   "demo); also optimal (optimal integer noise) and optimal+dp (the same with "
+                   "a plain-DP floor), which solve an LP: slow on long chains")
+    p.add_argument("--dp-epsilon", type=float, help="the DP floor of the optimal+dp row "
+                                                    "(default 2 x epsilon)")
 
 
 def _seed(text: str) -> int:
@@ -162,9 +174,27 @@ def _apply_budget(text: str | None) -> None:
 
 def _print(result: dict, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(result["json"], indent=1, default=_jsonable))
+        print(json.dumps(_finite(result["json"]), indent=1, default=_jsonable, allow_nan=False))
     else:
         print(result["text"])
+
+
+def _finite(x: Any) -> Any:
+    """``x`` with NaN and infinite floats as None (strict JSON has no NaN: an optimal-noise
+    calibration has no Laplace scale).
+
+    Examples
+    --------
+    >>> _finite({"scale": float("nan"), "rows": [1.0, float("inf")]})
+    {'scale': None, 'rows': [1.0, None]}
+    """
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x
 
 
 def _jsonable(x: Any) -> Any:

@@ -43,11 +43,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PufferfishError
+from ..errors import SolverError
 from ..privacy_loss._pair_rows import Group
 from ..privacy_loss._pmf_audit import PmfGroup, TailedLaw
 
-__all__ = ["NoiseLP", "dp_rows", "loss_vector", "objective_value"]
+__all__ = ["NoiseLP", "SolverError", "dp_rows", "loss_vector", "objective_value"]
 
 #: Rows added per round of constraint generation (at least; see NoiseLP.build).
 BATCH = 400
@@ -57,10 +57,6 @@ PER_PAIR = 1
 MAX_ROUNDS = 200
 #: Every mass is at least this fraction of the discrete Laplace law's mass there (see below).
 FLOOR = 1e-6
-
-
-class SolverError(PufferfishError, RuntimeError):
-    """The LP solver failed (it should not: the discrete Laplace law is always feasible)."""
 
 
 def loss_vector(loss: tuple, lo: int, hi: int, tail_scale: float) -> np.ndarray:

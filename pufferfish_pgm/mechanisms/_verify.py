@@ -10,7 +10,11 @@ again from scratch, never trusting the recorded evidence:
 * the Markov Quilt Mechanisms (MarkovQuilt, MQMApprox) are re-planned with the certified
   parameters and the certified scale must be at least the re-planned one; they are audited
   too when the model is small (at most :data:`AUDIT_NODES` nodes per scenario), since their
-  plan is the proof on large ones.
+  plan is the proof on large ones;
+* a certificate of integer noise (``OptimalNoiseMechanism``) is audited on its recorded pmf,
+  the law that is sampled (:func:`~pufferfish_pgm.privacy_loss.audit_integer_noise`), and
+  when it promises a plain-DP floor ε' the pmf must have
+  ``max_z |log f(z)/f(z ± L)| <= ε'`` (L the query's Lipschitz constant).
 
 Examples
 --------
@@ -24,6 +28,11 @@ True
 >>> report = verify(EntryDPMechanism(epsilon=1.0).calibrate(fw, Count(1)).to_json(), fw)
 >>> report.holds, report.audited_epsilon > 1.0
 (False, True)
+>>> from pufferfish_pgm.mechanisms import OptimalNoiseMechanism
+>>> report = verify(OptimalNoiseMechanism(epsilon=1.0, dp_epsilon=2.0).calibrate(
+...     fw, Count(1)).to_json(), fw)
+>>> report.holds, report.audited_epsilon <= 1.0, report.dp_realised <= 2.0
+(True, True, True)
 """
 
 from __future__ import annotations
@@ -31,12 +40,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import CertificateError
-from ..privacy_loss import audit, noiseless_epsilon, release_layout
+from ..privacy_loss import audit, audit_integer_noise, noiseless_epsilon, release_layout
 from ..privacy_loss._pair_rows import build_groups
 from ..secrets import Framework
-from . import _certificate
+from . import _certificate, _certificate_noise
 from .base import Calibration, Mechanism
 from .markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism
+from .optimal import OptimalCalibration, dp_shift
 
 __all__ = ["AUDIT_NODES", "Verification", "verify"]
 
@@ -61,14 +71,18 @@ class Verification:
     epsilon : float
         The certified ε.
     scale : float
-        The certified Laplace scale.
+        The certified Laplace scale (NaN for a certificate of integer noise).
     audited_epsilon : float or None
-        The realised ε of the exact audit at the certified scale (None: not audited, a
-        Markov-quilt certificate on a large model, proved by re-planning).
+        The realised ε of the exact audit at the certified scale, or of the certified integer
+        noise (None: not audited, a Markov-quilt certificate on a large model, proved by
+        re-planning).
     replanned_scale : float or None
         Markov-quilt mechanisms: the scale the re-planned quilts need (None otherwise).
     message : str
         One line saying what was checked and the result.
+    dp_epsilon, dp_realised : float or None
+        Integer noise with a plain-DP floor: the certified ε' and the pmf's
+        ``max_z |log f(z)/f(z ± L)|`` (None otherwise).
     """
 
     holds: bool
@@ -77,6 +91,8 @@ class Verification:
     audited_epsilon: float | None
     replanned_scale: float | None
     message: str
+    dp_epsilon: float | None = None
+    dp_realised: float | None = None
 
 
 def _audited(cal: Calibration) -> tuple[float, str]:
@@ -103,6 +119,30 @@ def _replanned(cal: Calibration, doc: dict) -> float:
     return mech.calibrate(cal.framework, cal.query).scale
 
 
+def _verify_noise(cal: OptimalCalibration, doc: dict) -> Verification:
+    """Audit the certified pmf and check its DP floor (see the module docstring)."""
+    report = audit_integer_noise(cal.framework, cal.query, cal.noise)
+    holds = report.epsilon <= cal.epsilon * (1 + RTOL)
+    checks = [f"exact audit of the certified pmf: realised ε = {report.epsilon:.6g} "
+              f"{'<=' if holds else '>'} ε = {cal.epsilon} over {report.coverage}"]
+    dp = _certificate_noise.dp_epsilon_of(doc["noise"])
+    realised = None
+    if dp is not None:
+        shift = dp_shift(cal.framework, cal.query)
+        realised = cal.noise.shift_loss(shift)
+        ok = realised <= dp * (1 + RTOL)
+        holds = holds and ok
+        checks.append(f"DP floor: max_z |log f(z)/f(z±{shift})| = {realised:.6g} "
+                      f"{'<=' if ok else '>'} dp_epsilon = {dp}")
+    verdict = "holds" if holds else "does NOT hold"
+    message = (f"the certified promise {verdict}: {cal.mechanism} integer noise with "
+               f"E|Z| = {cal.noise.mean_abs:.6g} for {cal.query.name} at ε={cal.epsilon}; "
+               + "; ".join(checks))
+    return Verification(holds=holds, epsilon=cal.epsilon, scale=cal.scale,
+                        audited_epsilon=report.epsilon, replanned_scale=None, message=message,
+                        dp_epsilon=dp, dp_realised=realised)
+
+
 def verify(text: str | bytes, framework: Framework) -> Verification:
     """Re-prove a calibration certificate for ``framework`` (see the module docstring).
 
@@ -113,8 +153,10 @@ def verify(text: str | bytes, framework: Framework) -> Verification:
         other pairs, a newer format); a promise that does not hold is *not* an error but
         ``holds=False``.
     """
-    cal = Calibration.from_json(text, framework)
+    cal = _certificate.load(text, framework, Calibration)
     doc = _certificate.parse(text)
+    if isinstance(cal, OptimalCalibration):
+        return _verify_noise(cal, doc)
     eps, scale = cal.epsilon, cal.scale
     replanned = None
     checks = []

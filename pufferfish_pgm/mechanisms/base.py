@@ -204,14 +204,15 @@ class Calibration(Generic[EvidenceT]):
         document is refused), and the fingerprints of ``framework``'s scenarios and secret
         pairs (a different model or pair set is refused, naming the scenario and table).
         ``plan`` is empty and ``evidence`` is a ``CertifiedEvidence`` holding the written
-        evidence in JSON types.
+        evidence in JSON types. A certificate of optimal integer noise gives an
+        ``OptimalCalibration`` that samples the certified law exactly.
 
         Raises
         ------
         CertificateError
             With a message that says what differs.
         """
-        return Calibration(**_certificate.read(text, framework))
+        return _certificate.load(text, framework, Calibration)
 
     def summary(self) -> str:
         """One line: mechanism, scale, query and ε, then any :meth:`notes`."""
@@ -220,7 +221,8 @@ class Calibration(Generic[EvidenceT]):
 
     def notes(self) -> list[str]:
         """What a user should know before releasing: the noise is as large as group DP's
-        (every secret node kept the empty quilt), or larger than the query's whole range.
+        (every secret node kept the empty quilt), or larger than the query's whole range, or
+        the framework left out secrets that are impossible under every scenario.
 
         Examples
         --------
@@ -234,6 +236,10 @@ class Calibration(Generic[EvidenceT]):
         ...     print(note[:60])
         no Markov quilt helps: this is the noise of group DP
         the noise scale 4 is at least the query's whole range 4: rel
+        >>> days = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], [1.0, 0.0], 3)
+        >>> cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(Framework(days), Count(1))
+        >>> print(cal.notes()[-1])
+        1 secret impossible under every scenario left out of the pairs (nothing to protect): 0=1
         """
         out = []
         trivial = getattr(self.evidence, "trivial_nodes", None)
@@ -244,7 +250,18 @@ class Calibration(Generic[EvidenceT]):
             out.append(f"the noise scale {self.scale:.6g} is at least the query's whole range "
                        f"{span:.6g}: releases say little and may fall outside it (clipping "
                        "them is post-processing and keeps the guarantee)")
+        skipped = self.framework.skipped_secrets
+        if skipped:
+            out.append(_skipped_note(skipped))
         return out
+
+
+def _skipped_note(skipped: tuple) -> str:
+    """The note on the secrets the framework left out (the first few named)."""
+    shown = ", ".join(f"{v}={s}" for v, s in skipped[:6]) + (", ..." if len(skipped) > 6 else "")
+    count = "1 secret" if len(skipped) == 1 else f"{len(skipped)} secrets"
+    return (f"{count} impossible under every scenario left out of the pairs (nothing to "
+            f"protect): {shown}")
 
 
 @dataclass(frozen=True, kw_only=True)

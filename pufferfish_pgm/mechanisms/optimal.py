@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import positive_finite, positive_int
-from ..errors import CertificateError, InvalidDataError, InvalidParameterError
+from ..errors import InvalidDataError, InvalidParameterError, SolverError
 from ..noise import IntegerNoise, check_confidence
 from ..privacy_loss import AuditReport, noiseless_epsilon, release_layout
 from ..privacy_loss._audit import coverage_note
@@ -45,13 +45,14 @@ from ..privacy_loss._pair_rows import MAX_GRID, build_groups, refuse_any_start
 from ..privacy_loss._pmf_audit import noise_report
 from ..queries import Query
 from ..secrets import Framework
-from ._optimal_lp import NoiseLP, SolverError, dp_rows
+from ._certificate_noise import noise_calibration
+from ._optimal_lp import NoiseLP, dp_rows
 from ._release import Release
 from .base import Calibration, Mechanism
 from .evidence import OptimalNoiseEvidence
 from .exact import ExactLaplaceMechanism
 
-__all__ = ["OptimalCalibration", "OptimalNoiseMechanism", "OptimalRelease",
+__all__ = ["OptimalCalibration", "OptimalNoiseMechanism", "OptimalRelease", "dp_shift",
            "laplace_loss"]
 
 #: Relative tightenings of the LP's target tried in turn until the sampled law passes.
@@ -78,6 +79,25 @@ def laplace_loss(loss: tuple, scale: float) -> float:
     if loss[0] == "square":
         return 2 * r / (1 - r) ** 2
     return 2 * r ** (loss[1] + 1) / (1 + r)
+
+
+def dp_shift(framework: Framework, query: Query, floor: bool = True) -> int:
+    """L, the query's Lipschitz constant, by which the DP floor ``f(z) <= e^{ε'} f(z ± L)``
+    shifts (at least 1); with ``floor`` a non-integer L is refused.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.queries import Count, LinearQuery
+    >>> fw = Framework(MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3))
+    >>> dp_shift(fw, Count(1)), dp_shift(fw, LinearQuery({0: 2, 1: -1}))
+    (1, 3)
+    """
+    lipschitz = float(query.lipschitz_for(framework.scenarios))
+    if floor and lipschitz != round(lipschitz):
+        raise InvalidParameterError(f"dp_epsilon needs an integer Lipschitz constant, the "
+                                    f"query {query.name} has {lipschitz!r}")
+    return max(int(round(lipschitz)), 1)
 
 
 def _check_loss(loss: object) -> tuple:
@@ -116,12 +136,15 @@ class OptimalRelease(Release):
         return (low.item(), high.item()) if low.ndim == 0 else (low, high)
 
 
+@noise_calibration
 @dataclass(frozen=True, kw_only=True)
 class OptimalCalibration(Calibration[OptimalNoiseEvidence]):
     """A calibration whose noise is the audited integer law ``noise`` (``scale`` is NaN).
 
-    Its release adds exact draws of ``noise`` to integer answers; it cannot be written as a
-    certificate (the format records a Laplace scale).
+    Its release adds exact draws of ``noise`` to integer answers. Its certificate
+    (:meth:`~Calibration.to_json`) records ``noise`` exactly, with ``"scale": null``;
+    ``Calibration.from_json`` reads it back as an ``OptimalCalibration`` with the same law
+    (``docs/certificates.md``).
     """
 
     noise: IntegerNoise
@@ -142,13 +165,6 @@ class OptimalCalibration(Calibration[OptimalNoiseEvidence]):
         return OptimalRelease(value=base.value, scale=math.nan, epsilon=base.epsilon,
                               mechanism=base.mechanism, query=base.query,
                               coordinates=base.coordinates, noise=self.noise)
-
-    def to_json(self, *, mechanism: Mechanism | None = None) -> str:
-        """Refused: certificates record a Laplace scale, not a noise law."""
-        raise CertificateError(
-            "an OptimalNoise calibration cannot be written as a certificate: the format "
-            "records a Laplace scale, and this noise is an arbitrary integer law; keep the "
-            "calibration object (or re-run calibrate, which is deterministic)")
 
     def summary(self) -> str:
         """One line: mechanism, the noise's E|Z| and ε."""
@@ -222,11 +238,7 @@ class OptimalNoiseMechanism(Mechanism):
         object.__setattr__(self, "max_grid", positive_int("max_grid", self.max_grid))
 
     def _shift(self, framework: Framework, query: Query) -> int:
-        lipschitz = float(query.lipschitz_for(framework.scenarios))
-        if self.dp_epsilon is not None and lipschitz != round(lipschitz):
-            raise InvalidParameterError(f"dp_epsilon needs an integer Lipschitz constant, the "
-                                        f"query {query.name} has {lipschitz!r}")
-        return max(int(round(lipschitz)), 1)
+        return dp_shift(framework, query, self.dp_epsilon is not None)
 
     def _tail_scale(self, laplace_scale: float, shift: int) -> float:
         floor = 0.0 if self.dp_epsilon is None else shift / self.dp_epsilon

@@ -1,0 +1,149 @@
+"""An integer noise law in a calibration certificate, exactly as it is sampled (internal).
+
+Part of :mod:`pufferfish_pgm.mechanisms._certificate` (``docs/certificates.md``). A calibration
+of ``OptimalNoiseMechanism`` adds draws of an :class:`~pufferfish_pgm.noise.IntegerNoise`, not
+Laplace(scale): its certificate has ``"scale": null`` and a ``"noise"`` record holding that law
+bit for bit. The weights ``c_k`` are integers over the common denominator ``N = Σ c`` (the law
+is ``P(Z = lo + k) = c_k / N`` in the core, tails of total masses ``c_0 / N`` and ``c_m / N``),
+written as decimal strings because they exceed 2**53, which JSON readers of other languages
+round; the tails' scale λ is a JSON number (Python ``repr``: the same double is read back, so
+the sampler's exact rational ``Fraction(λ)`` is the same). The record also names the loss that
+was minimised, the plain-DP floor ``dp_epsilon`` (null: none) and ``E|Z|``.
+
+The calibration class that releases such a law registers itself with
+:func:`noise_calibration` (it is defined in ``optimal``, which imports this package's ``base``,
+which imports the certificate modules: they cannot import it).
+
+Examples
+--------
+>>> from pufferfish_pgm.noise import IntegerNoise
+>>> noise = IntegerNoise(lo=-1, weights=(1, 2, 1), tail_scale=1.5)
+>>> doc = noise_json(noise, {"loss": "'abs'", "dp_epsilon": 2.0})
+>>> doc["weights"], doc["denominator"], doc["loss"], doc["dp_epsilon"]
+(['1', '2', '1'], '4', 'abs', 2.0)
+>>> noise_from(doc) == noise, dp_epsilon_of(doc)
+(True, 2.0)
+>>> noise_from({**doc, "weights": ["1", "3", "1"]})
+Traceback (most recent call last):
+...
+pufferfish_pgm.errors.CertificateError: the certificate's noise law is inconsistent: its ...
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from ..errors import CertificateError, InvalidParameterError, ParameterTypeError
+from ..noise import IntegerNoise
+
+__all__ = ["NOISE_TYPE", "dp_epsilon_of", "is_noise_calibration", "noise_calibration",
+           "noise_class", "noise_from", "noise_json"]
+
+#: The ``type`` of a certificate's noise record.
+NOISE_TYPE = "IntegerNoise"
+_REPAIR = ("; the certificate is damaged or was not written by pufferfish_pgm: write it again "
+           "with Calibration.to_json")
+
+T = TypeVar("T", bound=type)
+_NOISE_CALIBRATIONS: list[type] = []
+
+
+def noise_calibration(cls: T) -> T:
+    """Class decorator: certificates with a noise law are read back as ``cls`` (which takes
+    the Calibration fields and ``noise``), and calibrations of type ``cls`` write one."""
+    _NOISE_CALIBRATIONS[:] = [cls]
+    return cls
+
+
+def noise_class() -> type:
+    """The registered calibration class of :func:`noise_calibration`."""
+    if not _NOISE_CALIBRATIONS:  # pragma: no cover - optimal is imported with the package
+        raise CertificateError("no calibration class releases integer noise; import "
+                               "pufferfish_pgm.mechanisms.optimal")
+    return _NOISE_CALIBRATIONS[0]
+
+
+def is_noise_calibration(calibration: Any) -> bool:
+    """Whether ``calibration`` releases a noise law (its certificate records that law)."""
+    return type(calibration) in _NOISE_CALIBRATIONS
+
+
+def _loss(text: Any) -> Any:
+    """The evidence's loss (``repr`` of ``'abs'``, ``('tail', t)``, ...) in JSON types."""
+    if not isinstance(text, str):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    return list(value) if isinstance(value, tuple) else value
+
+
+def noise_json(noise: IntegerNoise, record: Mapping[str, Any]) -> dict:
+    """The certificate's record of ``noise``; ``record`` (the calibration's evidence in JSON
+    types) gives the loss and the DP floor (null when it has none)."""
+    dp = record.get("dp_epsilon")
+    return {"type": NOISE_TYPE, "lo": noise.lo, "hi": noise.hi,
+            "denominator": str(noise.total), "weights": [str(c) for c in noise.weights],
+            "tail_scale": float(noise.tail_scale), "loss": _loss(record.get("loss")),
+            "dp_epsilon": None if dp is None else float(dp), "mean_abs": noise.mean_abs}
+
+
+def _integer(doc: Mapping, key: str) -> int:
+    value = doc.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CertificateError(f"the certificate's noise {key} is {value!r}, not an integer"
+                               + _REPAIR)
+    return value
+
+
+def _decimal(value: Any, what: str) -> int:
+    if not isinstance(value, str) or not value.isascii() or not value.isdigit():
+        raise CertificateError(f"the certificate's noise {what} is {value!r}, not a string of "
+                               "decimal digits" + _REPAIR)
+    return int(value)
+
+
+def noise_from(doc: Any) -> IntegerNoise:
+    """The :class:`IntegerNoise` a record of :func:`noise_json` describes, after checking that
+    its redundant fields (``hi``, ``denominator``) agree with the weights."""
+    if not isinstance(doc, dict) or doc.get("type") != NOISE_TYPE:
+        raise CertificateError(f"the certificate's noise record {str(doc)[:80]!r} is not an "
+                               f"{NOISE_TYPE}" + _REPAIR)
+    lo, hi = _integer(doc, "lo"), _integer(doc, "hi")
+    raw = doc.get("weights")
+    if not isinstance(raw, list):
+        raise CertificateError(f"the certificate's noise weights are {raw!r}, not a list"
+                               + _REPAIR)
+    weights = tuple(_decimal(w, f"weight {i}") for i, w in enumerate(raw))
+    total = _decimal(doc.get("denominator"), "denominator")
+    if sum(weights) != total:
+        raise CertificateError(f"the certificate's noise law is inconsistent: its weights sum "
+                               f"to {sum(weights)}, its denominator is {total}" + _REPAIR)
+    if hi != lo + len(weights) - 1:
+        raise CertificateError(f"the certificate's noise law is inconsistent: {len(weights)} "
+                               f"weights from lo = {lo} end at {lo + len(weights) - 1}, not at "
+                               f"hi = {hi}" + _REPAIR)
+    scale = doc.get("tail_scale")
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise CertificateError(f"the certificate's noise tail_scale is {scale!r}, not a number"
+                               + _REPAIR)
+    try:
+        return IntegerNoise(lo=lo, weights=weights, tail_scale=float(scale))
+    except (InvalidParameterError, ParameterTypeError) as err:
+        raise CertificateError(f"the certificate's noise law is invalid: {err}") from None
+
+
+def dp_epsilon_of(doc: Mapping) -> float | None:
+    """The plain-DP floor ε' the noise record promises (None: no floor)."""
+    value = doc.get("dp_epsilon")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value <= 0:
+        raise CertificateError(f"the certificate's noise dp_epsilon is {value!r}, not null or "
+                               "a positive finite number" + _REPAIR)
+    return float(value)
