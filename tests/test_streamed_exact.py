@@ -197,3 +197,19 @@ def test_streamed_audit_equals_the_stored_audit(seed, k, length, scale):
     got = {(str(e.pair), e.theta): e.epsilon for e in streamed.pairs}
     for e in stored.pairs:
         assert got[(str(e.pair), e.theta)] == pytest.approx(e.epsilon, rel=1e-11, abs=1e-13)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 4), length=st.integers(3, 25))
+def test_raising_in_the_full_pass_finds_the_same_scale(seed, k, length):
+    # with no candidate nodes every raise happens in the full pass (the path taken when the
+    # binding node is not among the largest limit losses); one repeat must settle it
+    rng = np.random.default_rng(seed)
+    fw = pp.Framework(pp.ScenarioClass([random_chain(rng, k, length) for _ in range(2)]))
+    stored = pp.ExactLaplaceMechanism(epsilon=1.0, streaming=False).calibrate(fw, pp.Count(1))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("pufferfish_pgm.privacy_loss._streamed_exact.CANDIDATES", 0)
+        cal = pp.ExactLaplaceMechanism(epsilon=1.0, streaming=True).calibrate(fw, pp.Count(1))
+    if cal.evidence.streamed:
+        assert cal.scale == pytest.approx(stored.scale, rel=3e-9)
+        assert pp.audit(fw, pp.Count(1), cal.scale).passes(1.0, 1e-9)

@@ -35,7 +35,7 @@ import numpy as np
 from .._budget import check_allocation
 from ..queries._truncated_count_law import linear_step
 
-__all__ = ["MgfTask", "failing_scale", "limit_losses"]
+__all__ = ["MgfTask", "failing_scale", "limit_losses", "node_limit_losses"]
 
 #: A limit loss must exceed ε by this relative margin to count as failing (rounding).
 MARGIN = 1e-9
@@ -80,6 +80,19 @@ def _passes(task: MgfTask, gammas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def limit_losses(task: MgfTask, gammas: np.ndarray) -> np.ndarray:
     """Per γ, the largest ``|log M_a(γ) - log M_b(γ)|`` over the task's possible pairs."""
+    return _pair_gaps(task, gammas).max(axis=0, initial=0.0)
+
+
+def node_limit_losses(task: MgfTask, scale: float) -> dict:
+    """Per node of the task, its largest limit loss at ``scale`` (either sign)."""
+    gaps = _pair_gaps(task, np.array([1.0 / scale, -1.0 / scale])).max(axis=1)
+    out = np.zeros(int(task.node.max()) + 1)
+    np.maximum.at(out, task.node, gaps)
+    return {int(t): float(out[t]) for t in np.unique(task.node)}
+
+
+def _pair_gaps(task: MgfTask, gammas: np.ndarray) -> np.ndarray:
+    """``|log M_a(γ) - log M_b(γ)|`` per pair and γ (0 for an impossible secret)."""
     g = np.concatenate(([0.0], np.asarray(gammas, dtype=float) * task.spacing))
     phi, psi = _passes(task, g)
     log_m = phi + psi                                   # log E[e^{γF}; X_t = s]
@@ -90,7 +103,7 @@ def limit_losses(task: MgfTask, gammas: np.ndarray) -> np.ndarray:
     b = by_state[task.node, task.second]
     with np.errstate(invalid="ignore"):
         gap = np.abs(a - b)
-    return np.where(np.isnan(gap), 0.0, gap).max(axis=0, initial=0.0)
+    return np.where(np.isnan(gap), 0.0, gap)
 
 
 def _fails(tasks: Sequence[MgfTask], scales: np.ndarray, epsilon: float) -> np.ndarray:

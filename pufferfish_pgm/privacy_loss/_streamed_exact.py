@@ -9,14 +9,18 @@ scenario, 30 GB for a week of minutes. Here nothing but one node's laws is held:
    once; the exact scale is above it, so every law is cut for scales ``>= λ_lo``
    (:mod:`pufferfish_pgm.queries._truncated_count_law`, with the proven error bound added to
    every realised ε compared below).
-2. *Raise*: per scenario, the nodes' laws stream out of one backward pass; each node's pairs
-   are audited at the running scale ``λ`` (starting at ``λ_lo``); a node that fails raises
-   ``λ`` by bisection on its own pairs between ``λ`` (failing) and a passing scale. The
-   realised ε never increases with the scale (DESIGN §3.7), so nodes that passed earlier
-   still pass, and the largest running scale over the scenarios is the exact scale.
-3. *Final audit*: a second pass audits every pair at that scale and builds the report, so the
-   returned scale has passed an exact audit of every pair (if rounding made a node fail there,
-   its bisection raises the scale and the final pass is repeated).
+2. *Raise on the likely binding nodes*: per scenario, the ``CANDIDATES`` nodes of largest
+   limit loss at ``λ_lo`` get their laws (one backward pass that convolves only theirs); each
+   node's pairs are audited at the running scale ``λ`` (starting at ``λ_lo``), and a node
+   that fails raises ``λ`` by bisection on its own pairs between ``λ`` (failing) and a passing
+   scale. The realised ε never increases with the scale (DESIGN §3.7), so nodes that passed
+   earlier still pass.
+3. *Audit every pair*: a full pass audits every node at the running scale and builds the
+   report. A node that fails there raises the scale by its own bisection and the full pass is
+   repeated at the new scale, so the returned scale is the exact one and has passed an exact
+   audit of every pair. When the candidates held the binding node (the usual case: the
+   binding pair's supremum sits at an extreme output, which the limit loss ranks), every law
+   is computed once.
 
 Each scenario's passes are independent, so they run on an executor when one is given.
 """
@@ -38,10 +42,13 @@ from ..scenarios import MarkovChainScenario
 from ..secrets import SkippedPair, check_possible
 from ._audit_report import AuditReport, PairAudit
 from ._bisection import SLACK, _bisect
-from ._mgf_bracket import MgfTask, failing_scale
+from ._mgf_bracket import MgfTask, failing_scale, node_limit_losses
 from ._pair_rows import Group
 
 __all__ = ["ChainStream", "chain_streams", "streamed_audit", "streamed_calibration"]
+
+#: Nodes per scenario whose laws raise the scale before the full pass (largest limit loss).
+CANDIDATES = 8
 
 #: Stored laws above this many cells (over all scenarios) are streamed instead (2^24: 128 MiB).
 STREAM_CELLS = 1 << 24
@@ -99,10 +106,12 @@ def chain_streams(framework: Any, query: Any) -> list[ChainStream] | None:
     return out
 
 
-def _node_groups(stream: ChainStream, scale: float) -> Iterator[tuple[Group | None, list]]:
-    """Per node, the Group of its possible pairs (None if none) and the pairs skipped."""
+def _node_groups(stream: ChainStream, scale: float,
+                 only: frozenset | None = None) -> Iterator[tuple[Group | None, list]]:
+    """Per node (of ``only``, default all), the Group of its possible pairs (None if none)
+    and the pairs skipped."""
     wanted = {t: sorted({s for _, a, b in pairs for s in (a, b)})
-              for t, pairs in stream.nodes.items()}
+              for t, pairs in stream.nodes.items() if only is None or t in only}
     m = stream.scenario
     for t, offset, rows in stream_node_laws(m.transition, m.initial_distribution,
                                             stream.weights, wanted, scale / stream.step,
@@ -143,42 +152,47 @@ def _raise_node(group: Group, scale: float, epsilon: float, rtol: float) -> tupl
     return hi, steps + n
 
 
-def _raise_pass(task: tuple) -> tuple[float, int, list, set]:
-    """Pass 1 on one stream: the running scale after every node, evaluations, skipped pairs
-    and the secrets found possible."""
-    stream, scale, lower, epsilon, rtol = task
+def _raise_pass(task: tuple) -> tuple[float, int]:
+    """Raise the scale on one stream's candidate nodes: the scale after them, evaluations."""
+    stream, lower, epsilon, rtol = task
     limit = epsilon - loss_error_bound(len(stream.weights), LOG_DELTA)
-    steps, skipped, possible = 0, [], set[Any]()
-    for group, lost in _node_groups(stream, lower):
-        skipped += lost
+    losses = node_limit_losses(stream.mgf_task(), lower)
+    ranked = sorted(losses, key=losses.__getitem__)
+    only = frozenset(ranked[max(len(ranked) - CANDIDATES, 0):])
+    scale, steps = lower, 0
+    for group, _ in _node_groups(stream, lower, only):
         if group is None:
             continue
-        possible.update(s for p in group.pairs for s in (p.first, p.second))
         steps += 1
         if group.epsilons(np.array([scale]))[0].max() > limit * (1.0 + SLACK):
             scale, n = _raise_node(group, scale, limit, rtol)
             steps += n
-    return scale, steps, skipped, possible
+    return scale, steps
 
 
 def _final_pass(task: tuple) -> tuple[list[PairAudit], float | None, list]:
-    """Pass 2 on one stream: every pair audited at ``scale``; the raised scale if one failed
-    (``epsilon`` None: audit only, never raise), and the pairs skipped."""
+    """Every pair of one stream audited at ``scale``, the pairs skipped, and the raised scale
+    if some node failed (then the entries are stale and the pass is repeated above it; the
+    raise continues through the stream, so one repeat suffices). ``epsilon`` None: audit only."""
     stream, scale, epsilon, rtol = task
-    error = loss_error_bound(len(stream.weights), LOG_DELTA)
+    limit = None if epsilon is None else epsilon - loss_error_bound(len(stream.weights),
+                                                                     LOG_DELTA)
     entries: list[PairAudit] = []
     skipped: list = []
+    raised = None
     for group, lost in _node_groups(stream, scale):
         skipped += lost
         if group is None:
             continue
-        eps, where = group.epsilons(np.array([scale]))
-        if epsilon is not None and eps.max() > (epsilon - error) * (1.0 + SLACK):
-            return [], _raise_node(group, scale, epsilon - error, rtol)[0], skipped
+        at = raised or scale
+        eps, where = group.epsilons(np.array([at]))
+        if limit is not None and eps.max() > limit * (1.0 + SLACK):
+            raised = _raise_node(group, at, limit, rtol)[0]
+            continue
         entries += [PairAudit(pair=p, theta=group.theta, scenario=group.scenario,
                               epsilon=float(e), output=group.output_at(w))
                     for p, e, w in zip(group.pairs, eps, where, strict=True)]
-    return entries, None, skipped
+    return entries, raised, skipped
 
 
 def streamed_audit(framework: Any, streams: list[ChainStream], scale: float, names: list,
@@ -219,12 +233,9 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
     lower = failing_scale([s.mgf_task() for s in streams], epsilon, max(span, 1.0) / epsilon)
     if lower is None:
         return None
-    raised = run_map(_raise_pass, [(s, lower, lower, epsilon, rtol) for s in streams],
-                     executor)
+    raised = run_map(_raise_pass, [(s, lower, epsilon, rtol) for s in streams], executor)
     scale = max(r[0] for r in raised)
     steps = sum(r[1] for r in raised)
-    skipped = tuple(p for r in raised for p in r[2])
-    check_possible(framework.pairs, set().union(*(r[3] for r in raised)))
     while True:
         done = run_map(_final_pass, [(s, scale, epsilon, rtol) for s in streams], executor)
         higher = [r[1] for r in done if r[1] is not None]
@@ -232,5 +243,8 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
         if not higher:
             break
         scale = max(higher)
-    report = _report([e for r in done for e in r[0]], scale, names, skipped, coverage, False)
+    entries = [e for r in done for e in r[0]]
+    check_possible(framework.pairs, {x for e in entries for x in (e.pair.first, e.pair.second)})
+    skipped = tuple(p for r in done for p in r[2])
+    report = _report(entries, scale, names, skipped, coverage, False)
     return StreamedResult(scale, report, lower, steps)
