@@ -142,7 +142,8 @@ def bench(name: str, limit: int, repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--networks", nargs="+", default=["alarm", "child", "insurance"])
+    parser.add_argument("--networks", nargs="+",
+                        default=["alarm", "child", "insurance", "hepar2", "win95pts", "andes"])
     parser.add_argument("--near", type=int, default=4,
                         help="nearest neighbours (distance <= 2) per evidence node; every pair "
                              "of them is a target (default 4, so up to 6 pairs)")
