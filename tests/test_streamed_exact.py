@@ -213,3 +213,23 @@ def test_raising_in_the_full_pass_finds_the_same_scale(seed, k, length):
     if cal.evidence.streamed:
         assert cal.scale == pytest.approx(stored.scale, rel=3e-9)
         assert pp.audit(fw, pp.Count(1), cal.scale).passes(1.0, 1e-9)
+
+
+def test_no_false_failing_scale_where_no_noise_is_needed():
+    # two zero-weight states of node t differ only through their neighbours: the noiseless
+    # loss is finite (0.52 here) and below ε = 1, so no noise is needed. The generating-
+    # function logs at tiny scales are ~γ·F and cancel: without the rounding allowance they
+    # claimed a failing scale of 6.6e-15 (found by review); now the stored path decides: 0
+    p = [[0.6, 0.2, 0.2], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]]
+    chain = pp.MarkovChainScenario(p, [1 / 3, 1 / 3, 1 / 3], 30)
+    pairs = [pp.SecretPair(pp.NodeSecret(t, 0), pp.NodeSecret(t, 2)) for t in range(30)]
+    fw = pp.Framework(chain, pairs=pairs)
+    stored, streamed = _both(fw, pp.Count(1))
+    assert stored.scale == 0.0 and streamed.scale == 0.0
+
+
+def test_a_target_below_float_resolution_returns_instead_of_hanging():
+    # ε = 1e-15: the cuts' error bound is scaled below it (cut_level), so a scale is found
+    fw = pp.Framework(pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 60))
+    cal = pp.ExactLaplaceMechanism(epsilon=1e-15, streaming=True).calibrate(fw, pp.Count(1))
+    assert cal.evidence.streamed and cal.scale > 1e15

@@ -39,6 +39,9 @@ __all__ = ["MgfTask", "failing_scale", "limit_losses", "node_limit_losses"]
 
 #: A limit loss must exceed ε by this relative margin to count as failing (rounding).
 MARGIN = 1e-9
+#: Relative rounding allowed per step of the recursion on a log generating function: a gap
+#: must exceed ε by more than 4 T u (|log M_a| + |log M_b|) to count (u = 2^-52).
+ROUNDING = 4.0 * 2.0 ** -52
 #: Points per refinement round of the scale grid, and rounds after the octave grid.
 POINTS, ROUNDS = 32, 3
 
@@ -79,7 +82,8 @@ def _passes(task: MgfTask, gammas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def limit_losses(task: MgfTask, gammas: np.ndarray) -> np.ndarray:
-    """Per γ, the largest ``|log M_a(γ) - log M_b(γ)|`` over the task's possible pairs."""
+    """Per γ, the largest ``|log M_a(γ) - log M_b(γ)|`` over the task's possible pairs, less
+    the rounding the recursion may have made (so a gap above ε is one the audit also sees)."""
     return _pair_gaps(task, gammas).max(axis=0, initial=0.0)
 
 
@@ -101,9 +105,9 @@ def _pair_gaps(task: MgfTask, gammas: np.ndarray) -> np.ndarray:
     by_state = np.ascontiguousarray(log_m.transpose(0, 2, 1))   # (T, k, G)
     a = by_state[task.node, task.first]                 # (pairs, G)
     b = by_state[task.node, task.second]
-    with np.errstate(invalid="ignore"):
-        gap = np.abs(a - b)
-    return np.where(np.isnan(gap), 0.0, gap)
+    with np.errstate(invalid="ignore"):   # less a rounding allowance: at tiny scales the
+        gap = np.abs(a - b) - ROUNDING * len(task.weights) * (np.abs(a) + np.abs(b))
+    return np.where(np.isnan(gap), 0.0, np.maximum(gap, 0.0))   # two logs of ~γ·F cancel
 
 
 def _fails(tasks: Sequence[MgfTask], scales: np.ndarray, epsilon: float) -> np.ndarray:

@@ -35,6 +35,7 @@ import numpy as np
 
 from .._parallel import run_map
 from ..distributions._log_space import logsumexp
+from ..errors import LimitExceededError
 from ..queries import Count, LinearQuery, fixed_start_variants
 from ..queries._packed_weights import pack_queries
 from ..queries._truncated_count_law import LOG_DELTA, loss_error_bound, stream_node_laws
@@ -107,8 +108,24 @@ def chain_streams(framework: Any, query: Any) -> list[ChainStream] | None:
     return out
 
 
-def _node_groups(stream: ChainStream, scale: float,
-                 only: frozenset | None = None) -> Iterator[tuple[Group | None, list]]:
+def cut_level(length: int, epsilon: float | None) -> float:
+    """``log δ`` of the cuts: ``LOG_DELTA``, lowered so that the bound they add to a pair's ε
+    stays below ``1e-3 · SLACK · ε`` (tiny targets; None: an audit, the default).
+
+    Examples
+    --------
+    >>> round(cut_level(100, 1.0), 1), round(cut_level(10_080, 1.0), 1)
+    (-46.0, -46.5)
+    >>> round(cut_level(10_080, 1e-15), 1)       # the cuts keep 1e-15 in sight
+    -81.1
+    """
+    if epsilon is None:
+        return LOG_DELTA
+    return min(LOG_DELTA, float(np.log(1e-3 * SLACK * epsilon / (8.0 * (2 * length + 1)))))
+
+
+def _node_groups(stream: ChainStream, scale: float, only: frozenset | None = None,
+                 log_delta: float = LOG_DELTA) -> Iterator[tuple[Group | None, list]]:
     """Per node (of ``only``, default all), the Group of its possible pairs (None if none)
     and the pairs skipped."""
     wanted = {t: sorted({s for _, a, b in pairs for s in (a, b)})
@@ -116,7 +133,7 @@ def _node_groups(stream: ChainStream, scale: float,
     m = stream.scenario
     for t, offset, rows in stream_node_laws(m.transition, m.initial_distribution,
                                             stream.weights, wanted, scale / stream.step,
-                                            name=m.name):
+                                            log_delta=log_delta, name=m.name):
         totals = logsumexp(rows, axis=1)
         where = {s: j for j, s in enumerate(wanted[t])}
         keep, skipped = [], []
@@ -140,28 +157,32 @@ def _node_groups(stream: ChainStream, scale: float,
 
 
 def _raise_node(group: Group, scale: float, epsilon: float, rtol: float) -> tuple[float, int]:
-    """Smallest passing scale of one node's pairs above ``scale`` (which fails)."""
+    """Smallest passing scale of one node's pairs above ``scale`` (which fails): steps up by
+    growing gaps to a passing scale, then bisects from the last failing one."""
     every = [np.ones(len(group.pairs), dtype=bool)]
-    gap, steps = max(scale * rtol, 1e-300), 0
-    while True:
+    lo, gap = scale, max(scale * rtol, 1e-300)
+    for steps in range(1, 2000):     # the scale grows 4x per step: 2000 steps pass any float
         hi = scale + gap
-        steps += 1
         if group.epsilons(np.array([hi]))[0].max() <= epsilon * (1.0 + SLACK):
-            break
-        gap *= 4.0
-    _, hi, n = _bisect([group], every, epsilon, scale, hi, rtol, 0.0)
-    return hi, steps + n
+            _, hi, n = _bisect([group], every, epsilon, lo, hi, rtol, 0.0)
+            return hi, steps + n
+        lo, gap = hi, gap * 4.0
+    raise LimitExceededError(
+        f"no Laplace scale up to {hi:.3g} passes epsilon={epsilon!r} at node "
+        f"{group.pairs[0].first} under {group.scenario!r}; the target is below what the "
+        "audit can resolve in floating point: choose a larger epsilon")
 
 
 def _raise_pass(task: tuple) -> tuple[float, int]:
     """Raise the scale on one stream's candidate nodes: the scale after them, evaluations."""
     stream, lower, epsilon, rtol = task
-    limit = epsilon - loss_error_bound(len(stream.weights), LOG_DELTA)
+    level = cut_level(len(stream.weights), epsilon)
+    limit = epsilon - loss_error_bound(len(stream.weights), level)
     losses = node_limit_losses(stream.mgf_task(), lower)
     ranked = sorted(losses, key=losses.__getitem__)
     only = frozenset(ranked[max(len(ranked) - CANDIDATES, 0):])
     scale, steps = lower, 0
-    for group, _ in _node_groups(stream, lower, only):
+    for group, _ in _node_groups(stream, lower, only, level):
         if group is None:
             continue
         steps += 1
@@ -176,12 +197,12 @@ def _final_pass(task: tuple) -> tuple[list[PairAudit], float | None, list]:
     if some node failed (then the entries are stale and the pass is repeated above it; the
     raise continues through the stream, so one repeat suffices). ``epsilon`` None: audit only."""
     stream, scale, epsilon, rtol = task
-    limit = None if epsilon is None else epsilon - loss_error_bound(len(stream.weights),
-                                                                     LOG_DELTA)
+    level = cut_level(len(stream.weights), epsilon)
+    limit = None if epsilon is None else epsilon - loss_error_bound(len(stream.weights), level)
     entries: list[PairAudit] = []
     skipped: list = []
     raised = None
-    for group, lost in _node_groups(stream, scale):
+    for group, lost in _node_groups(stream, scale, None, level):
         skipped += lost
         if group is None:
             continue
@@ -198,8 +219,9 @@ def _final_pass(task: tuple) -> tuple[list[PairAudit], float | None, list]:
 
 def streamed_audit(framework: Any, streams: list[ChainStream], scale: float, names: list,
                    coverage: str, discrete: bool = False, executor: Any = None) -> AuditReport:
-    """The exact audit at ``scale``, streamed node by node (laws cut for that scale; each
-    pair's ε is computed to within :func:`loss_error_bound`, far below the audit's slack)."""
+    """The exact audit at ``scale``, streamed node by node (laws cut for that scale: each
+    pair's ε is at most :func:`loss_error_bound` below the stored audit's value, besides the
+    float rounding both share)."""
     done = run_map(_final_pass, [(s, scale, None, 0.0) for s in streams], executor)
     check_possible(framework.pairs, {x for r in done for e in r[0]
                                      for x in (e.pair.first, e.pair.second)})

@@ -16,11 +16,13 @@ the smoothed law ``E[K(w - F); X_t = a, evidence]`` is a sum over the partial co
 a forward (or backward) row entry times ``E[K(w - c - rest); ...]``, and the Laplace kernel
 ``K(u) = e^{-|u|/λ}`` makes that continuation log-Lipschitz with constant ``1/λ``; so is the
 constant 1 (total mass), with constant 0. The condition weakens as λ grows, so a cut made for
-``λ_lo`` holds for every larger scale. One row is cut per step and direction (each state's
-row against its own kept mass), so a law given a secret has passed at most ``2T + 1`` cuts:
-its smoothed density and its total mass are each within a factor ``(1 + 2δ)^{2T+1}`` below
-the truth, and the log ratio of two normalised densities moves by at most ``8 (2T + 1) δ``
-(:func:`loss_error_bound`), which the calibrator adds to every realised ε it compares.
+``λ_lo`` holds for every larger scale. Rows are cut every ``CUT_EVERY`` steps in each
+direction (each state's row against its own kept mass), so a law given a secret has passed
+at most ``2T + 1`` cuts: its smoothed density and its total mass are each within a factor
+``(1 + 2δ)^{2T+1}`` below the truth, and the log ratio of two normalised densities moves by
+at most ``8 (2T + 1) δ`` (:func:`loss_error_bound`), which the calibrator adds to every
+realised ε it compares. (Float rounding of the audit, shared with the stored path, is of the
+order of 1e-16 nats per step of the recursions and is not part of this bound.)
 
 Examples
 --------
