@@ -107,7 +107,7 @@ def run_case(case: str) -> str:
         ev = cal.evidence
         start = (f"streamed from the failing bracket {ev.lower_bracket:.6f}" if ev.streamed
                  else f"Wasserstein {ev.wasserstein_scale:.6f}")
-        return (f"scale {cal.scale:.6f}, {start}, audit {ev.audit.epsilon:.9f} on "
+        return (f"scale {cal.scale:.6f}, {start}, audit {ev.audit.epsilon:.12f} on "
                 f"{len(ev.audit.pairs):,} pairs, {ev.bisection_steps} evaluations")
     if case.startswith("mqm-"):
         bn, query = _network(case[4:])

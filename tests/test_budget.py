@@ -203,6 +203,19 @@ def test_exact_calibration_is_refused_before_computing_laws_over_budget(monkeypa
     assert pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(pp.Framework(cls), Count(1)).scale > 0
 
 
+def test_streamed_exact_calibration_is_refused_at_a_tiny_budget(monkeypatch) -> None:
+    # the streamed path (long chains) checks its generating-function tables before building
+    # them (3 x T x 123 points x k x 8 B = 3 x 400 x 123 x 2 x 8 B = 2.4 MB) and its cut
+    # forward rows as they grow; with 1 MB the first check refuses, naming the tables
+    fw = pp.Framework(pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 400))
+    monkeypatch.setenv(BUDGET_ENV, "1MB")
+    with pytest.raises(LimitExceededError, match=r"generating-function tables of a chain"):
+        pp.ExactLaplaceMechanism(epsilon=1.0, streaming=True).calibrate(fw, Count(1))
+    monkeypatch.setenv(BUDGET_ENV, "3MB")    # the tables fit; the cut rows (~0.3 MB) too
+    assert pp.ExactLaplaceMechanism(epsilon=1.0, streaming=True).calibrate(
+        fw, Count(1)).evidence.streamed
+
+
 def test_chain_count_tables_follow_the_budget_unless_a_cell_cap_is_given(monkeypatch) -> None:
     mc = pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 200)
     monkeypatch.setenv(BUDGET_ENV, "100kB")   # 2 tables x 200 x 2 x 201 cells x 8 B = 1.3 MB
