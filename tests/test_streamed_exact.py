@@ -233,3 +233,27 @@ def test_a_target_below_float_resolution_returns_instead_of_hanging():
     fw = pp.Framework(pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 60))
     cal = pp.ExactLaplaceMechanism(epsilon=1e-15, streaming=True).calibrate(fw, pp.Count(1))
     assert cal.evidence.streamed and cal.scale > 1e15
+
+
+def test_executors_give_the_serial_result():
+    # workers get the streams without their pair objects and send back arrays; the parent
+    # maps them back: same scale, same entries in the same order, same skipped pairs
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    p = np.array([[0.5, 0.5, 0.0], [0.3, 0.7, 0.0], [0.2, 0.2, 0.6]])
+    fw = pp.Framework(pp.ScenarioClass([
+        pp.MarkovChainScenario(p, [0.5, 0.5, 0.0], 15, name="no2"),
+        pp.MarkovChainScenario([[0.4, 0.3, 0.3]] * 3, "stationary", 15, name="iid")]))
+    mech = pp.ExactLaplaceMechanism(epsilon=1.0, streaming=True)
+    serial = mech.calibrate(fw, pp.Count(1))
+
+    def rows(cal):
+        return [(str(e.pair), e.theta, e.epsilon, e.output) for e in cal.evidence.audit.pairs]
+
+    for pool in (ThreadPoolExecutor(2), ProcessPoolExecutor(2)):
+        with pool:
+            other = mech.calibrate(fw, pp.Count(1), executor=pool)
+        assert other.scale == serial.scale
+        assert rows(other) == rows(serial)
+        assert [str(s.pair) for s in other.evidence.skipped] == \
+            [str(s.pair) for s in serial.evidence.skipped]

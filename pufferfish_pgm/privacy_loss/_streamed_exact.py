@@ -28,7 +28,7 @@ Each scenario's passes are independent, so they run on an executor when one is g
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -125,9 +125,11 @@ def cut_level(length: int, epsilon: float | None) -> float:
 
 
 def _node_groups(stream: ChainStream, scale: float, only: frozenset | None = None,
-                 log_delta: float = LOG_DELTA) -> Iterator[tuple[Group | None, list]]:
-    """Per node (of ``only``, default all), the Group of its possible pairs (None if none)
-    and the pairs skipped."""
+                 log_delta: float = LOG_DELTA) -> Iterator[tuple[int, Group | None, list]]:
+    """Per node ``t`` (of ``only``, default all): the Group of its possible pairs (None if
+    none), whose ``pairs`` are indices into ``stream.nodes[t]`` (numbers travel between
+    processes cheaply; the caller maps them back), and the ``(index, reason)`` of those
+    skipped."""
     wanted = {t: sorted({s for _, a, b in pairs for s in (a, b)})
               for t, pairs in stream.nodes.items() if only is None or t in only}
     m = stream.scenario
@@ -137,23 +139,21 @@ def _node_groups(stream: ChainStream, scale: float, only: frozenset | None = Non
         totals = logsumexp(rows, axis=1)
         where = {s: j for j, s in enumerate(wanted[t])}
         keep, skipped = [], []
-        for pair, a, b in stream.nodes[t]:
-            zero = [p for p, s in ((pair.first, a), (pair.second, b))
-                    if not np.isfinite(totals[where[s]])]
+        for i, (_, a, b) in enumerate(stream.nodes[t]):
+            zero = [k for k, s in enumerate((a, b)) if not np.isfinite(totals[where[s]])]
             if zero:
-                skipped.append(SkippedPair(pair, stream.theta, f"P({zero[0]}) = 0 under "
-                                                               f"{m.name!r}"))
+                skipped.append((i, zero[0]))
             else:
-                keep.append((pair, where[a], where[b]))
+                keep.append((i, where[a], where[b]))
         if not keep:
-            yield None, skipped
+            yield t, None, skipped
             continue
         with np.errstate(invalid="ignore"):
             normal = rows - totals[:, None]
         grid = (stream.offset + stream.step * (offset + np.arange(rows.shape[1]))).astype(float)
-        pairs, first, second = zip(*keep, strict=True)
-        yield Group(stream.theta, m.name, (grid,), normal, np.array(first),
-                    np.array(second), tuple(pairs)), skipped
+        index, first, second = zip(*keep, strict=True)
+        yield t, Group(stream.theta, m.name, (grid,), normal, np.array(first),
+                       np.array(second), index), skipped
 
 
 def _raise_node(group: Group, scale: float, epsilon: float, rtol: float) -> tuple[float, int]:
@@ -168,9 +168,9 @@ def _raise_node(group: Group, scale: float, epsilon: float, rtol: float) -> tupl
             return hi, steps + n
         lo, gap = hi, gap * 4.0
     raise LimitExceededError(
-        f"no Laplace scale up to {hi:.3g} passes epsilon={epsilon!r} at node "
-        f"{group.pairs[0].first} under {group.scenario!r}; the target is below what the "
-        "audit can resolve in floating point: choose a larger epsilon")
+        f"no Laplace scale up to {hi:.3g} passes epsilon={epsilon!r} on a node of "
+        f"{group.scenario!r}; the target is below what the audit can resolve in floating "
+        "point: choose a larger epsilon")
 
 
 def _raise_pass(task: tuple) -> tuple[float, int]:
@@ -182,7 +182,7 @@ def _raise_pass(task: tuple) -> tuple[float, int]:
     ranked = sorted(losses, key=losses.__getitem__)
     only = frozenset(ranked[max(len(ranked) - CANDIDATES, 0):])
     scale, steps = lower, 0
-    for group, _ in _node_groups(stream, lower, only, level):
+    for _, group, _ in _node_groups(stream, lower, only, level):
         if group is None:
             continue
         steps += 1
@@ -192,18 +192,19 @@ def _raise_pass(task: tuple) -> tuple[float, int]:
     return scale, steps
 
 
-def _final_pass(task: tuple) -> tuple[list[PairAudit], float | None, list]:
-    """Every pair of one stream audited at ``scale``, the pairs skipped, and the raised scale
-    if some node failed (then the entries are stale and the pass is repeated above it; the
-    raise continues through the stream, so one repeat suffices). ``epsilon`` None: audit only."""
+def _final_pass(task: tuple) -> tuple[tuple, float | None, list]:
+    """Every pair of one stream audited at ``scale`` as arrays (node, index into its pairs,
+    ε, output), the ``(node, index, which secret)`` skipped, and the raised scale if some
+    node failed (then the entries are stale and the pass is repeated above it; the raise
+    continues through the stream, so one repeat suffices). ``epsilon`` None: audit only."""
     stream, scale, epsilon, rtol = task
     level = cut_level(len(stream.weights), epsilon)
     limit = None if epsilon is None else epsilon - loss_error_bound(len(stream.weights), level)
-    entries: list[PairAudit] = []
+    parts: list[tuple] = []
     skipped: list = []
     raised = None
-    for group, lost in _node_groups(stream, scale, None, level):
-        skipped += lost
+    for t, group, lost in _node_groups(stream, scale, None, level):
+        skipped += [(t, i, k) for i, k in lost]
         if group is None:
             continue
         at = raised or scale
@@ -211,10 +212,40 @@ def _final_pass(task: tuple) -> tuple[list[PairAudit], float | None, list]:
         if limit is not None and eps.max() > limit * (1.0 + SLACK):
             raised = _raise_node(group, at, limit, rtol)[0]
             continue
-        entries += [PairAudit(pair=p, theta=group.theta, scenario=group.scenario,
-                              epsilon=float(e), output=group.output_at(w))
-                    for p, e, w in zip(group.pairs, eps, where, strict=True)]
-    return entries, raised, skipped
+        parts.append((np.full(eps.size, t), np.array(group.pairs), eps, group.grids[0][where]))
+    if not parts:
+        return (np.empty(0, np.int64),) * 2 + (np.empty(0),) * 2, raised, skipped
+    return tuple(np.concatenate(c) for c in zip(*parts, strict=True)), raised, skipped
+
+
+def _light(stream: ChainStream) -> ChainStream:
+    """``stream`` without its pair objects (workers need only the state indices)."""
+    return replace(stream, nodes={t: tuple((None, a, b) for _, a, b in pairs)
+                                  for t, pairs in stream.nodes.items()})
+
+
+def _audited(streams: list[ChainStream], scale: float, epsilon: float | None, rtol: float,
+             executor: Any) -> tuple[list, float | None]:
+    """Run the full pass on every stream; the results and the highest raised scale."""
+    sent = streams if executor is None else [_light(s) for s in streams]
+    done = run_map(_final_pass, [(s, scale, epsilon, rtol) for s in sent], executor)
+    higher = [r[1] for r in done if r[1] is not None]
+    return done, (max(higher) if higher else None)
+
+
+def _entries(streams: list[ChainStream], done: list) -> tuple[list[PairAudit], tuple]:
+    """The audit entries and skipped pairs, with the streams' own pair objects."""
+    entries, skipped = [], []
+    for stream, ((node, index, eps, output), _, lost) in zip(streams, done, strict=True):
+        name = stream.scenario.name
+        entries += [PairAudit(pair=stream.nodes[int(t)][int(i)][0], theta=stream.theta,
+                              scenario=name, epsilon=float(e), output=float(w))
+                    for t, i, e, w in zip(node, index, eps, output, strict=True)]
+        for t, i, k in lost:
+            pair = stream.nodes[t][i][0]
+            zero = (pair.first, pair.second)[k]
+            skipped.append(SkippedPair(pair, stream.theta, f"P({zero}) = 0 under {name!r}"))
+    return entries, tuple(skipped)
 
 
 def streamed_audit(framework: Any, streams: list[ChainStream], scale: float, names: list,
@@ -222,11 +253,10 @@ def streamed_audit(framework: Any, streams: list[ChainStream], scale: float, nam
     """The exact audit at ``scale``, streamed node by node (laws cut for that scale: each
     pair's ε is at most :func:`loss_error_bound` below the stored audit's value, besides the
     float rounding both share)."""
-    done = run_map(_final_pass, [(s, scale, None, 0.0) for s in streams], executor)
-    check_possible(framework.pairs, {x for r in done for e in r[0]
-                                     for x in (e.pair.first, e.pair.second)})
-    return _report([e for r in done for e in r[0]], scale, names,
-                   tuple(p for r in done for p in r[2]), coverage, discrete)
+    done, _ = _audited(streams, scale, None, 0.0, executor)
+    entries, skipped = _entries(streams, done)
+    check_possible(framework.pairs, {x for e in entries for x in (e.pair.first, e.pair.second)})
+    return _report(entries, scale, names, skipped, coverage, discrete)
 
 
 def _report(entries: list[PairAudit], scale: float, names: list, skipped: tuple,
@@ -256,18 +286,17 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
     lower = failing_scale([s.mgf_task() for s in streams], epsilon, max(span, 1.0) / epsilon)
     if lower is None:
         return None
-    raised = run_map(_raise_pass, [(s, lower, epsilon, rtol) for s in streams], executor)
+    sent = streams if executor is None else [_light(s) for s in streams]
+    raised = run_map(_raise_pass, [(s, lower, epsilon, rtol) for s in sent], executor)
     scale = max(r[0] for r in raised)
     steps = sum(r[1] for r in raised)
     while True:
-        done = run_map(_final_pass, [(s, scale, epsilon, rtol) for s in streams], executor)
-        higher = [r[1] for r in done if r[1] is not None]
+        done, higher = _audited(streams, scale, epsilon, rtol, executor)
         steps += len(streams)
-        if not higher:
+        if higher is None:
             break
-        scale = max(higher)
-    entries = [e for r in done for e in r[0]]
+        scale = higher
+    entries, skipped = _entries(streams, done)
     check_possible(framework.pairs, {x for e in entries for x in (e.pair.first, e.pair.second)})
-    skipped = tuple(p for r in done for p in r[2])
     report = _report(entries, scale, names, skipped, coverage, False)
     return StreamedResult(scale, report, lower, steps)
