@@ -334,3 +334,19 @@ def test_class_of_two_chains():
     cal = OptimalNoiseMechanism(epsilon=1.0).calibrate(fw, Count(1))
     assert {p.theta for p in cal.evidence.audit.pairs} == {0, 1}
     assert brute_framework_loss(fw, Count(1), cal.noise) <= 1.0 * (1 + 1e-9)
+
+
+def test_a_dp_floor_with_no_auditable_pair_is_refused_not_dropped():
+    # pair (X_0 = 0, X_0 = 2): 0 is possible only under "no2"'s sibling, 2 only under "no0",
+    # so no scenario audits the pair. Without dp_epsilon nothing needs noise; with it, the
+    # floor must not silently vanish (it used to return the no-noise law: DP loss infinite)
+    import pufferfish_pgm as pp
+
+    no2 = pp.MarkovChainScenario([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.5, 0.5, 0.0]],
+                                 [0.5, 0.5, 0.0], 3, name="no2")
+    no0 = pp.MarkovChainScenario([[0.0, 0.5, 0.5], [0.0, 0.5, 0.5], [0.0, 0.5, 0.5]],
+                                 [0.0, 0.5, 0.5], 3, name="no0")
+    fw = pp.Framework(pp.ScenarioClass([no2, no0]),
+                      pairs=[pp.SecretPair(pp.NodeSecret(0, 0), pp.NodeSecret(0, 2))])
+    with pytest.raises(pp.InvalidParameterError, match="dp_epsilon floor"):
+        pp.OptimalNoiseMechanism(epsilon=1.0, dp_epsilon=2.0).calibrate(fw, pp.Count(1))

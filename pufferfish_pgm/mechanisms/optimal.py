@@ -258,6 +258,11 @@ class OptimalNoiseMechanism(Mechanism):
                                        executor)
         laplace = ExactLaplaceMechanism(epsilon=self.epsilon, max_grid=self.max_grid
                                         ).calibrate(framework, query, executor=executor)
+        if not groups and self.dp_epsilon is not None:
+            raise InvalidParameterError(
+                "no secret pair is possible under any one scenario, so nothing shapes the "
+                "noise but the dp_epsilon floor; release with EntryDPMechanism("
+                f"epsilon={self.dp_epsilon!r}) for that floor alone")
         quiet = noiseless_epsilon(groups) <= self.epsilon * (1 - NOISELESS_MARGIN)
         if not groups or (quiet and self.dp_epsilon is None):
             return None, laplace
