@@ -497,6 +497,10 @@ def test_an_impossible_start_state_is_skipped_and_said(tmp_path, capsys):
                          "3")
     assert code == 0, err
     assert note in out
+    for command in (["plan"], ["audit", "--scale", "3"]):    # JSON names them too
+        code, out, err = run(capsys, *command, "--model", str(model), "--json")
+        assert code == 0, err
+        assert json.loads(out)["skipped_secrets"] == [[0, "walk"]]
 
 
 def test_json_output_is_strict_json_even_without_a_laplace_scale(tmp_path, capsys):

@@ -68,7 +68,8 @@ def plan(args: argparse.Namespace) -> dict:
              "remote": len(e.remote), "influence": e.influence, "sigma": e.sigma,
              "trivial": e.trivial} for e in cal.plan]
     return {"text": text, "json": {"scale": cal.scale, "query": query.name,
-                                   "query_nodes": _json_nodes(query), "plan": data}}
+                                   "query_nodes": _json_nodes(query), "plan": data,
+                                   "skipped_secrets": _skipped_json(fw)}}
 
 
 def calibrate(args: argparse.Namespace) -> dict:
@@ -181,7 +182,8 @@ def audit(args: argparse.Namespace) -> dict:
     text = "\n".join([label, f"realised epsilon = {report.epsilon:.6g} (target {args.epsilon}); "
                              f"{where}", *(_skipped(fw) if args.scale is not None else [])])
     return {"text": text, "json": {"scale": scale, "realised_epsilon": report.epsilon,
-                                   "target_epsilon": args.epsilon, "worst": _worst_json(report)}}
+                                   "target_epsilon": args.epsilon, "worst": _worst_json(report),
+                                   "skipped_secrets": _skipped_json(fw)}}
 
 
 def _skipped(fw: Framework) -> list[str]:
@@ -193,6 +195,18 @@ def _skipped(fw: Framework) -> list[str]:
     shown = ", ".join(f"{v}={s}" for v, s in skipped[:6]) + (", ..." if len(skipped) > 6 else "")
     return [f"skipped {len(skipped)} secret(s) impossible under every scenario (nothing to "
             f"protect): {shown}"]
+
+
+def _skipped_json(fw: Framework) -> list:
+    """The secrets the framework left out, as ``[node, state]`` pairs of JSON types."""
+    return [[_plain(v), _plain(s)] for v, s in fw.skipped_secrets]
+
+
+def _plain(x: Any) -> Any:
+    """A JSON type for a node or state (numpy integers become ints, other objects strings)."""
+    if isinstance(x, (bool, int, float, str)) or x is None:
+        return x
+    return int(x) if hasattr(x, "__index__") else str(x)
 
 
 def _worst_json(report: AuditReport) -> dict | None:

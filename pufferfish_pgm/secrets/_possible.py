@@ -237,6 +237,7 @@ def check_possible(pairs: Iterable[SecretPair], possible: set) -> None:
         for s in (pair.first, pair.second):
             if s not in possible:
                 raise ImpossibleSecretError(
-                    f"secret {s} has probability 0 under every scenario of the class; remove "
-                    "it from the pairs (it cannot be true, so there is nothing to protect)"
+                    f"secret {s} has probability 0 under every scenario of the class, so "
+                    "there is nothing to protect about it: leave it out of the pairs (a default "
+                    "framework does so by itself unless no pair would remain)"
                 )
