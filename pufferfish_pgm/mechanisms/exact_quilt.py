@@ -14,9 +14,11 @@ bound e + n_N·L/λ is kept as one more option per node, so λ never exceeds MQM
 empty quilt (nearby = everything) gives the node's exact loss, the least bound: on chains
 whose whole-chain laws fit ``max_chain_cells`` every node gets it from one forward–backward
 pass and no quilt is searched (the global exact scale); elsewhere it is the only candidate of
-nodes within the window of both ends. ``WindowedCount`` on chains: the same bound with the
-exact loss of the nearby block's vector of window counts (quilt search only;
-:mod:`~pufferfish_pgm.quilts._quilt_vector_laws`).
+nodes within the window of both ends. ``WindowedCount`` and ``WindowedHistogram`` on chains:
+the same bound with the exact loss of the nearby block's vector of per-window values, every
+released coordinate on its own axis (quilt search only;
+:mod:`~pufferfish_pgm.quilts._quilt_vector_laws`). The search itself is
+:mod:`~pufferfish_pgm.mechanisms._exact_quilt_search`.
 
 Examples
 --------
@@ -33,32 +35,31 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._budget import memory_budget
 from .._parallel import check_executor
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..privacy_loss import noiseless_epsilon, scale_floor, smallest_passing_scale
 from ..privacy_loss._bisection import NOISELESS_MARGIN, SLACK
 from ..privacy_loss._pair_rows import Group
-from ..queries import Query, WindowedCount
-from ..quilts._quilt_classes import NodeClass, chain_setup, key_shape, quilt_nodes
-from ..quilts._quilt_laws import QuiltRows, whole_chain_laws
+from ..queries import Query, WindowedQuery
+from ..quilts._quilt_classes import chain_setup
+from ..quilts._quilt_laws import whole_chain_laws
 from ..quilts._quilt_network import network_setup
-from ..quilts._quilt_vector_laws import check_windowed, vector_chain_setup, windowed_weights
+from ..quilts._quilt_vector_laws import check_windowed, vector_chain_setup, window_code
 from ..secrets import Framework
+from ._exact_quilt_search import Search, Setup
 from .base import Calibration, Mechanism
 from .baselines import check_inputs
 from .evidence import ExactQuiltEvidence
 from .markov_quilt import MarkovQuiltMechanism
 
 __all__ = ["ExactQuiltMechanism"]
-
-MQM = ("mqm",)   # the key of MQM's own bound e + n_N·L/λ
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,12 +80,19 @@ class ExactQuiltMechanism(Mechanism):
     max_quilt_assignments : int, default 256
         Networks: quilts with more joint values are skipped (counted in the evidence).
     max_window_cells : int, default 16,384
-        Windowed counts: quilts whose nearby block's joint law of per-window counts has more
-        grid points are skipped (larger: tighter scales, slower; ``docs/exact-quilt.md``).
+        Windowed queries: quilts whose nearby block's joint law of the released per-window
+        values has more grid points are skipped (larger: tighter scales, slower; a windowed
+        histogram over k states has Π_j (n_j + 1)^k points, n_j the block's slots in window
+        j; ``docs/exact-quilt.md``).
     max_candidates : int, default 200
         Networks: cut of the planner's candidate quilts per node.
     rtol : float, default 1e-10
         Relative width of the final bisection bracket (the passing end is returned).
+    memory_budget : int, float or str, optional
+        The most one windowed quilt's laws may take (bytes, or e.g. ``"2GB"``; also passed to
+        the MQM planning): laws past it raise ``LimitExceededError`` naming the quilt, its
+        windows and its size. Default: ``PUFFERFISH_PGM_MEMORY_BUDGET``, else a quarter of the
+        free memory.
 
     Examples
     --------
@@ -100,6 +108,7 @@ class ExactQuiltMechanism(Mechanism):
     max_window_cells: int = 16_384
     max_candidates: int = 200
     rtol: float = 1e-10
+    memory_budget: int | float | str | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -110,6 +119,8 @@ class ExactQuiltMechanism(Mechanism):
                            positive_int("max_chain_cells", self.max_chain_cells, minimum=0))
         if not positive_finite("rtol", self.rtol) < 1.0:
             raise InvalidParameterError(f"rtol must be < 1, got {self.rtol!r}")
+        if self.memory_budget is not None:
+            memory_budget(self.memory_budget)   # a clear error now, not at calibration
 
     def calibrate(self, framework: Framework, query: Query, *,
                   executor: Any = None) -> Calibration[ExactQuiltEvidence]:
@@ -120,7 +131,8 @@ class ExactQuiltMechanism(Mechanism):
         _check_query(query, cls)
         lipschitz = query.lipschitz_for(cls)
         mqm = MarkovQuiltMechanism(epsilon=self.epsilon, max_window=self.max_window,
-                                   max_candidates=self.max_candidates).calibrate(framework, query)
+                                   max_candidates=self.max_candidates,
+                                   memory_budget=self.memory_budget).calibrate(framework, query)
         whole = _WholeChain.build(self, framework, query) if lipschitz > 0 else None
         scale, record = (whole.run(self.epsilon, self.rtol, mqm.scale) if whole is not None
                          else self._search(framework, query, mqm, lipschitz))
@@ -131,23 +143,18 @@ class ExactQuiltMechanism(Mechanism):
     def _search(self, framework: Framework, query: Query, mqm: Calibration,
                 lipschitz: float) -> tuple[float, dict]:
         """The quilt search: its scale and evidence fields."""
-        cls = framework.scenarios
         setup = _setup(self, framework, query, mqm)
-        search = _Search(setup, self.epsilon, self.rtol, lipschitz)
+        search = Search(setup, self.epsilon, self.rtol, lipschitz)
         scale = search.run() if lipschitz > 0 else 0.0
         worst, key = search.worst()
         return scale, {"worst_node": worst, "worst_quilt": setup.describe(key, worst),
                        "classes": len(setup.classes), "evaluations": search.evaluations,
-                       "mqm_bound_nodes": search.mqm_nodes(),
-                       "window": _window(self.max_window, framework) if cls.kind == "chain"
-                       else None,
+                       "mqm_bound_nodes": search.mqm_nodes(), "window": setup.window,
                        "skipped_quilts": setup.skipped, "cut_candidates": setup.cut}
 
 
 def _chain_weights(framework: Framework, query: Any) -> np.ndarray:
     """The query's integer weights per state, shifted to start at 0 (a loss ignores shifts)."""
-    if isinstance(query, WindowedCount):
-        return windowed_weights(framework, query)
     weights = query.weights_of(framework.scenarios, 0)
     return (weights - weights.min()).astype(np.int64)
 
@@ -166,7 +173,7 @@ class _WholeChain:
               query: Any) -> _WholeChain | None:
         """The groups of every member, or None where some member has no fixed initial law or
         the laws would exceed ``mech.max_chain_cells``."""
-        if framework.scenarios.kind != "chain" or isinstance(query, WindowedCount):
+        if framework.scenarios.kind != "chain" or isinstance(query, WindowedQuery):
             return None   # vector queries: the joint law of every window is out of reach
         laws = whole_chain_laws(framework, _chain_weights(framework, query),
                                 mech.max_chain_cells)
@@ -221,8 +228,8 @@ def _check_query(query: Any, cls: Any) -> None:
         return
     if not hasattr(query, "weights") or not getattr(query, "integer", False):
         raise ParameterTypeError(
-            f"ExactQuiltMechanism calibrates Count, integer LinearQuery and WindowedCount "
-            f"queries, got "
+            f"ExactQuiltMechanism calibrates Count, integer LinearQuery, WindowedCount and "
+            f"WindowedHistogram queries, got "
             f"{getattr(query, 'name', type(query).__name__)}; use ExactLaplaceMechanism "
             "(histograms, small models) or MarkovQuiltMechanism (any Lipschitz query)")
     if cls.kind == "chain" and query.nodes is not None and \
@@ -233,196 +240,23 @@ def _check_query(query: Any, cls: Any) -> None:
             "for a query over part of the chain")
 
 
-@dataclass(frozen=True, eq=False)
-class _Setup:
-    """What the search needs: classes, their candidates, the laws behind each key."""
-
-    classes: list
-    candidates: list
-    laws: list            # per class: the object whose rows(key) gives its QuiltRows
-    skipped: Mapping
-    cut: tuple
-
-    def describe(self, key: tuple | None, node: Hashable | None) -> tuple:
-        """The quilt nodes of a key at ``node`` (for the evidence)."""
-        return () if key is None or key == MQM or node is None else quilt_nodes(key, node)
-
-
 def _window(max_window: int, framework: Framework) -> int:
     return max(1, min(max_window, framework.scenarios.members[0].length - 1))
 
 
 def _setup(mech: ExactQuiltMechanism, framework: Framework, query: Any,
-           mqm: Calibration) -> _Setup:
+           mqm: Calibration) -> Setup:
     plan: Any = mqm.plan   # chains: a ChainPlan (sorted nodes and their σ)
     if framework.scenarios.kind != "chain":
-        return _Setup(*network_setup(framework, query, plan, mech.max_candidates,
-                                     mech.max_quilt_assignments))
-    if isinstance(query, WindowedCount):
-        return _Setup(*vector_chain_setup(
-            framework, windowed_weights(framework, query), query.width,
-            _window(mech.max_window, framework), np.asarray(plan.nodes),
-            np.asarray(plan.sigma), mech.max_window_cells), {}, ())
+        return Setup(*network_setup(framework, query, plan, mech.max_candidates,
+                                    mech.max_quilt_assignments), None)
+    window = _window(mech.max_window, framework)
+    nodes, sigma = np.asarray(plan.nodes), np.asarray(plan.sigma)
+    if isinstance(query, WindowedQuery):   # the window is the longest block that fits
+        classes, candidates, laws, window = vector_chain_setup(
+            framework, window_code(framework, query), query.width, window, nodes, sigma,
+            mech.max_window_cells, mech.memory_budget)
+        return Setup(classes, candidates, laws, {}, (), window)
     classes, candidates, laws = chain_setup(framework, _chain_weights(framework, query),
-                                            _window(mech.max_window, framework),
-                                            np.asarray(plan.nodes), np.asarray(plan.sigma))
-    return _Setup(classes, candidates, laws, {}, ())
-
-
-class _Search:
-    """The smallest λ such that every class has an option whose bound is <= ε."""
-
-    def __init__(self, setup: _Setup, epsilon: float, rtol: float, lipschitz: float) -> None:
-        self.setup, self.epsilon, self.rtol, self.lipschitz = setup, epsilon, rtol, lipschitz
-        self.limit = epsilon * (1.0 + SLACK)
-        self.winner: list[tuple] = [MQM] * len(setup.classes)
-        self.evaluations = 0
-        self._loss: dict[tuple, tuple[float, np.ndarray]] = {}
-        self._groups: dict[tuple, Group | None] = {}
-        self._recent: list[tuple] = []
-        self._priors: dict[tuple, tuple[np.ndarray, np.ndarray, bool]] = {}
-        self.need = [0.0] * len(setup.classes)
-
-    # --- one bound ------------------------------------------------------------------------
-    def _group(self, c: int, key: tuple) -> Group | None:
-        gid = (id(self.setup.laws[c]), key)
-        if gid not in self._groups:
-            rows = self.setup.laws[c].rows(key)
-            self._groups[gid] = None if not len(rows.first) else Group(
-                0, "quilt", rows.axes(), rows.table(), rows.first, rows.second,
-                tuple(range(len(rows.first))))
-        return self._groups[gid]
-
-    def _losses(self, c: int, key: tuple, scale: float) -> np.ndarray:
-        gid = (id(self.setup.laws[c]), key)
-        hit = self._loss.get(gid)
-        if hit is None or hit[0] != scale:
-            group = self._group(c, key)
-            self.evaluations += 1
-            eps = np.zeros(0) if group is None else group.epsilons(
-                np.full(len(group.grids), scale))[0]   # Laplace(λ) on every coordinate
-            self._loss[gid] = hit = (scale, eps)
-        return hit[1]
-
-    def _prior_part(self, c: int, key: tuple) -> tuple[np.ndarray, np.ndarray, bool]:
-        """Comparisons that apply to class c, their log P(x_Q|s)/P(x_Q|s'), and whether a
-        quilt value possible under one secret only makes the quilt unusable (kept)."""
-        hit = self._priors.get((c, key))
-        if hit is None:
-            hit = self._priors[(c, key)] = self._new_prior_part(c, key)
-        return hit
-
-    def _new_prior_part(self, c: int, key: tuple) -> tuple[np.ndarray, np.ndarray, bool]:
-        cl: NodeClass = self.setup.classes[c]
-        rows: QuiltRows = self.setup.laws[c].rows(key)
-        ok = cl.applies(rows.distance, rows.theta, rows.left, rows.state, rows.other)
-        b = rows.blockers
-        blocked = bool(cl.applies(rows.distance, b[:, 0], b[:, 1], b[:, 2], b[:, 3]).any())
-        r = rows.r0 + (cl.prior[rows.theta, rows.state, rows.other] if rows.prior else 0.0)
-        return ok, r, blocked
-
-    def bound(self, c: int, key: tuple, scale: float) -> float:
-        """The bound of option ``key`` for class c at ``scale`` (inf: unusable)."""
-        if key == MQM:
-            ok = scale >= self.lipschitz * self.setup.classes[c].mqm_sigma
-            return 0.0 if ok else np.inf
-        ok, r, blocked = self._prior_part(c, key)
-        if blocked:
-            return np.inf
-        if not ok.any():
-            return 0.0
-        loss = self._losses(c, key, scale)
-        return float(np.max(r[ok] + loss[ok]))
-
-    # --- the search -----------------------------------------------------------------------
-    def _ordered(self, c: int) -> list[tuple]:
-        keys = self.setup.candidates[c]
-        shapes = {key_shape(k): n for n, k in enumerate(self._recent)}
-        return sorted(keys, key=lambda k: shapes.get(key_shape(k), len(shapes)))
-
-    def passes(self, c: int, scale: float, tries: int | None = None) -> bool:
-        """Does one of the first ``tries`` options of class c (all: None) pass at ``scale``?
-        (last winner and recent shapes first; the passing option becomes the class's winner
-        and the most recent shape)"""
-        for key in ([self.winner[c]] + self._ordered(c))[:tries]:
-            if self.bound(c, key, scale) <= self.limit:
-                self.winner[c] = key
-                self._remember(key)
-                return True
-        return False
-
-    def _remember(self, key: tuple) -> None:
-        if key != MQM:
-            self._recent = [key] + [k for k in self._recent if key_shape(k) != key_shape(key)][:7]
-
-    def _useful(self, c: int, key: tuple) -> bool:
-        ok, r, blocked = self._prior_part(c, key)
-        return not blocked and not (ok.any() and r[ok].max() >= self.limit)
-
-    def threshold(self, c: int, lo: float) -> float:
-        """Smallest passing scale of class c from ``lo`` on (``lo`` itself when an option
-        passes there), up to rtol."""
-        best = self.lipschitz * self.setup.classes[c].mqm_sigma
-        self.winner[c] = MQM
-        for key in self._ordered(c):
-            top = best * (1.0 - self.rtol)
-            if top <= lo or not self._useful(c, key) or self.bound(c, key, top) > self.limit:
-                continue
-            if lo > 0.0 and self.bound(c, key, lo) <= self.limit:   # passes at lo already
-                best, self.winner[c] = lo, key
-                break
-            best = self._bisect(c, key, lo, top)   # lo fails for key: a valid bracket
-            self.winner[c] = key
-            self._remember(key)
-        self.need[c] = best
-        return best
-
-    def _bisect(self, c: int, key: tuple, lo: float, hi: float) -> float:
-        group = self._group(c, key)
-        floor = scale_floor([group]) if group is not None else hi
-        while lo <= 0.0:
-            trial = max(hi / 8.0, floor)
-            if self.bound(c, key, trial) > self.limit:
-                lo = trial
-            elif trial <= floor:
-                return trial
-            else:
-                hi = trial
-        while hi - lo > self.rtol * hi:
-            mid = float(np.sqrt(lo * hi)) if hi > 4.0 * lo else 0.5 * (lo + hi)
-            if self.bound(c, key, mid) <= self.limit:
-                hi = mid
-            else:
-                lo = mid
-        return hi
-
-    def run(self) -> float:
-        """The largest class threshold, re-checked on every class at the returned scale."""
-        scale, count = 0.0, len(self.setup.classes)
-        # neediest first (MQM's σ as the guide): later classes then mostly pass at once
-        order = sorted(range(count), key=lambda c: -self.setup.classes[c].mqm_sigma)
-        for _ in range(16):
-            for c in order:   # a few tries; threshold checks every option at the scale
-                if scale > 0.0 and self.passes(c, scale, len(self._recent) + 1):
-                    continue
-                scale = max(scale, self.threshold(c, scale))
-            # final check of every class at the returned scale: the bounds never increase
-            # with λ in exact arithmetic, this guards against rounding
-            if all(self.passes(c, scale) for c in range(count)):
-                return scale
-        fallback = max(self.lipschitz * cl.mqm_sigma for cl in self.setup.classes)
-        self.winner = [MQM] * count
-        return fallback   # MQM's own scale passes every class by theorem
-
-    def worst(self) -> tuple[Hashable | None, tuple | None]:
-        """A node of the class needing the largest scale, and its option there."""
-        if not self.setup.classes:
-            return None, None
-        c = int(np.argmax(self.need))
-        return self.setup.classes[c].node, self.winner[c]
-
-    def mqm_nodes(self) -> int:
-        """Secret nodes whose bound at the final scale is MQM's own."""
-        return int(sum(len(cl.nodes) for cl, w in zip(self.setup.classes, self.winner,
-                                                       strict=True) if w == MQM))
-
+                                            window, nodes, sigma)
+    return Setup(classes, candidates, laws, {}, (), window)

@@ -1,0 +1,218 @@
+"""The quilt search of :class:`~pufferfish_pgm.mechanisms.ExactQuiltMechanism`: the smallest
+Laplace scale at which every node class has an option (a quilt, or MQM's own bound) whose bound
+is at most ε (``docs/exact-quilt.md``, Steps 4–5 and "Search order").
+
+A class's options are its candidate quilt keys, whose laws (:class:`~pufferfish_pgm.quilts.
+_quilt_laws.QuiltRows`) give the prior part ``log P(x_Q|s)/P(x_Q|s')`` and the exact nearby
+losses (``Group.epsilons``, one Laplace scale on every released coordinate), and ``MQM``, whose
+bound e + n_N·L/λ is at most ε exactly when λ >= L·σ_i. Every bound is non-increasing in λ, so
+each class's threshold is found by bisection, and the returned scale is re-checked on every
+class.
+
+Examples
+--------
+>>> from pufferfish_pgm.scenarios import MarkovChainScenario
+>>> from pufferfish_pgm.secrets import Framework
+>>> from pufferfish_pgm.quilts._quilt_classes import chain_setup
+>>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 40))
+>>> classes, candidates, laws = chain_setup(fw, np.array([0, 1]), 8, np.arange(40),
+...                                         np.full(40, 40.0))
+>>> search = Search(Setup(classes, candidates, laws, {}, (), 8), 1.0, 1e-8, 1.0)
+>>> bool(0 < search.run() < 40.0), search.mqm_nodes()
+(True, 0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..privacy_loss import scale_floor
+from ..privacy_loss._bisection import SLACK
+from ..privacy_loss._pair_rows import Group
+from ..quilts._quilt_classes import NodeClass, key_shape, quilt_nodes
+from ..quilts._quilt_laws import QuiltRows
+
+__all__ = ["MQM", "Search", "Setup"]
+
+MQM = ("mqm",)   # the key of MQM's own bound e + n_N·L/λ
+
+
+@dataclass(frozen=True, eq=False)
+class Setup:
+    """What the search needs: classes, their candidates, the laws behind each key (objects
+    whose ``rows(key)`` gives :class:`QuiltRows`), the quilts skipped per node and the nodes
+    whose candidates were cut (networks), and the window of the classes (chains; None for
+    networks): the largest quilt distance and open-side length whose laws may be computed."""
+
+    classes: list
+    candidates: list
+    laws: list
+    skipped: Mapping
+    cut: tuple
+    window: int | None
+
+    def describe(self, key: tuple | None, node: Hashable | None) -> tuple:
+        """The quilt nodes of a key at ``node`` (for the evidence)."""
+        return () if key is None or key == MQM or node is None else quilt_nodes(key, node)
+
+
+class Search:
+    """The smallest λ such that every class has an option whose bound is <= ε."""
+
+    def __init__(self, setup: Setup, epsilon: float, rtol: float, lipschitz: float) -> None:
+        self.setup, self.epsilon, self.rtol, self.lipschitz = setup, epsilon, rtol, lipschitz
+        self.limit = epsilon * (1.0 + SLACK)
+        self.winner: list[tuple] = [MQM] * len(setup.classes)
+        self.evaluations = 0
+        self._loss: dict[int, tuple[float, np.ndarray]] = {}
+        self._groups: dict[int, Group | None] = {}
+        self._recent: list[tuple] = []
+        self._priors: dict[tuple, tuple[np.ndarray, np.ndarray, bool]] = {}
+        self.need = [0.0] * len(setup.classes)
+
+    # --- one bound ------------------------------------------------------------------------
+    def _group(self, c: int, key: tuple) -> Group | None:
+        rows = self.setup.laws[c].rows(key)
+        gid = id(rows)   # laws objects may share rows (windowed queries); they are kept
+        if gid not in self._groups:
+            self._groups[gid] = None if not len(rows.first) else Group(
+                0, "quilt", rows.axes(), rows.table(), rows.first, rows.second,
+                tuple(range(len(rows.first))))
+        return self._groups[gid]
+
+    def _losses(self, c: int, key: tuple, scale: float) -> np.ndarray:
+        gid = id(self.setup.laws[c].rows(key))
+        hit = self._loss.get(gid)
+        if hit is None or hit[0] != scale:
+            group = self._group(c, key)
+            self.evaluations += 1
+            eps = np.zeros(0) if group is None else group.epsilons(
+                np.full(len(group.grids), scale))[0]   # Laplace(λ) on every coordinate
+            self._loss[gid] = hit = (scale, eps)
+        return hit[1]
+
+    def _prior_part(self, c: int, key: tuple) -> tuple[np.ndarray, np.ndarray, bool]:
+        """Comparisons that apply to class c, their log P(x_Q|s)/P(x_Q|s'), and whether a
+        quilt value possible under one secret only makes the quilt unusable (kept)."""
+        hit = self._priors.get((c, key))
+        if hit is None:
+            hit = self._priors[(c, key)] = self._new_prior_part(c, key)
+        return hit
+
+    def _new_prior_part(self, c: int, key: tuple) -> tuple[np.ndarray, np.ndarray, bool]:
+        cl: NodeClass = self.setup.classes[c]
+        rows: QuiltRows = self.setup.laws[c].rows(key)
+        ok = cl.applies(rows.distance, rows.theta, rows.left, rows.state, rows.other)
+        b = rows.blockers
+        blocked = bool(cl.applies(rows.distance, b[:, 0], b[:, 1], b[:, 2], b[:, 3]).any())
+        r = rows.r0 + (cl.prior[rows.theta, rows.state, rows.other] if rows.prior else 0.0)
+        return ok, r, blocked
+
+    def bound(self, c: int, key: tuple, scale: float) -> float:
+        """The bound of option ``key`` for class c at ``scale`` (inf: unusable)."""
+        if key == MQM:
+            ok = scale >= self.lipschitz * self.setup.classes[c].mqm_sigma
+            return 0.0 if ok else np.inf
+        ok, r, blocked = self._prior_part(c, key)
+        if blocked:
+            return np.inf
+        if not ok.any():
+            return 0.0
+        loss = self._losses(c, key, scale)
+        return float(np.max(r[ok] + loss[ok]))
+
+    # --- the search -----------------------------------------------------------------------
+    def _ordered(self, c: int) -> list[tuple]:
+        keys = self.setup.candidates[c]
+        shapes = {key_shape(k): n for n, k in enumerate(self._recent)}
+        return sorted(keys, key=lambda k: shapes.get(key_shape(k), len(shapes)))
+
+    def passes(self, c: int, scale: float, tries: int | None = None) -> bool:
+        """Does one of the first ``tries`` options of class c (all: None) pass at ``scale``?
+        (last winner and recent shapes first; the passing option becomes the class's winner
+        and the most recent shape)"""
+        for key in ([self.winner[c]] + self._ordered(c))[:tries]:
+            if self.bound(c, key, scale) <= self.limit:
+                self.winner[c] = key
+                self._remember(key)
+                return True
+        return False
+
+    def _remember(self, key: tuple) -> None:
+        if key != MQM:
+            self._recent = [key] + [k for k in self._recent if key_shape(k) != key_shape(key)][:7]
+
+    def _useful(self, c: int, key: tuple) -> bool:
+        ok, r, blocked = self._prior_part(c, key)
+        return not blocked and not (ok.any() and r[ok].max() >= self.limit)
+
+    def threshold(self, c: int, lo: float) -> float:
+        """Smallest passing scale of class c from ``lo`` on (``lo`` itself when an option
+        passes there), up to rtol."""
+        best = self.lipschitz * self.setup.classes[c].mqm_sigma
+        self.winner[c] = MQM
+        for key in self._ordered(c):
+            top = best * (1.0 - self.rtol)
+            if top <= lo or not self._useful(c, key) or self.bound(c, key, top) > self.limit:
+                continue
+            if lo > 0.0 and self.bound(c, key, lo) <= self.limit:   # passes at lo already
+                best, self.winner[c] = lo, key
+                break
+            best = self._bisect(c, key, lo, top)   # lo fails for key: a valid bracket
+            self.winner[c] = key
+            self._remember(key)
+        self.need[c] = best
+        return best
+
+    def _bisect(self, c: int, key: tuple, lo: float, hi: float) -> float:
+        group = self._group(c, key)
+        floor = scale_floor([group]) if group is not None else hi
+        while lo <= 0.0:
+            trial = max(hi / 8.0, floor)
+            if self.bound(c, key, trial) > self.limit:
+                lo = trial
+            elif trial <= floor:
+                return trial
+            else:
+                hi = trial
+        while hi - lo > self.rtol * hi:
+            mid = float(np.sqrt(lo * hi)) if hi > 4.0 * lo else 0.5 * (lo + hi)
+            if self.bound(c, key, mid) <= self.limit:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def run(self) -> float:
+        """The largest class threshold, re-checked on every class at the returned scale."""
+        scale, count = 0.0, len(self.setup.classes)
+        # neediest first (MQM's σ as the guide): later classes then mostly pass at once
+        order = sorted(range(count), key=lambda c: -self.setup.classes[c].mqm_sigma)
+        for _ in range(16):
+            for c in order:   # a few tries; threshold checks every option at the scale
+                if scale > 0.0 and self.passes(c, scale, len(self._recent) + 1):
+                    continue
+                scale = max(scale, self.threshold(c, scale))
+            # final check of every class at the returned scale: the bounds never increase
+            # with λ in exact arithmetic, this guards against rounding
+            if all(self.passes(c, scale) for c in range(count)):
+                return scale
+        fallback = max(self.lipschitz * cl.mqm_sigma for cl in self.setup.classes)
+        self.winner = [MQM] * count
+        return fallback   # MQM's own scale passes every class by theorem
+
+    def worst(self) -> tuple[Hashable | None, tuple | None]:
+        """A node of the class needing the largest scale, and its option there."""
+        if not self.setup.classes:
+            return None, None
+        c = int(np.argmax(self.need))
+        return self.setup.classes[c].node, self.winner[c]
+
+    def mqm_nodes(self) -> int:
+        """Secret nodes whose bound at the final scale is MQM's own."""
+        return int(sum(len(cl.nodes) for cl, w in zip(self.setup.classes, self.winner,
+                                                       strict=True) if w == MQM))
+
