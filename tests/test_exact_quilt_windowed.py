@@ -9,6 +9,9 @@ from conftest import distributions, small_chains
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+# the shared check of the quilt-local mechanism (its audit passes, never above MQM)
+from test_exact_quilt import SLACK, STICKY, _check
+
 import pufferfish_pgm as pp
 from pufferfish_pgm.errors import (
     ImpossibleSecretError,
@@ -21,26 +24,6 @@ from pufferfish_pgm.queries import Count
 from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.scenarios._scenarios import default_model_path
 from pufferfish_pgm.secrets import Framework
-
-STICKY = [[0.9, 0.1], [0.1, 0.9]]
-SLACK = 1e-9
-
-
-def _realised(fw: Framework, query: object, scale: float) -> float:
-    return pp.audit(fw, query, scale).epsilon
-
-
-def _check(fw: Framework, query: object, epsilon: float, **settings_: int) -> float:
-    """Calibrate, then: the exact audit passes and the scale is at most MQM's."""
-    cal = ExactQuiltMechanism(epsilon=epsilon, **settings_).calibrate(fw, query)
-    mqm_settings = {k: v for k, v in settings_.items() if k in ("max_window", "max_candidates")}
-    mqm = pp.MarkovQuiltMechanism(epsilon=epsilon, **mqm_settings).calibrate(fw, query).scale
-    assert cal.scale <= mqm * (1 + 1e-12)
-    assert cal.evidence.mqm_scale == mqm
-    if cal.scale > 0:
-        assert _realised(fw, query, cal.scale) <= epsilon * (1 + SLACK)
-    return cal.scale
-
 
 # ----------------------------------------------------------------------------- windowed counts
 
