@@ -133,3 +133,16 @@ def test_options_are_checked_when_the_mechanism_is_made(option, value, error):
     with pytest.raises(error, match=option) as info:
         ExactLaplaceMechanism(epsilon=1.0, **{option: value})
     assert isinstance(info.value, PufferfishError)
+
+
+@pytest.mark.parametrize("eps", [3000.0, 1e6])
+def test_huge_targets_find_the_smallest_scale_below_the_old_floor(eps):
+    # differing supports (count 0 is impossible given X_0 = 1): the loss is about gap/λ, so
+    # λ* ≈ 1/ε. The search used to stop at the floor gap/(R + 800), which passes once
+    # ε > R + 800, returning up to twice λ* (found by review); the floor now includes ε
+    rng = np.random.default_rng(2)
+    fw = Framework(MarkovChainScenario(rng.dirichlet(np.ones(3), size=3), [0.2, 0.3, 0.5],
+                                       30))
+    cal = ExactLaplaceMechanism(epsilon=eps, streaming=False).calibrate(fw, Count(1))
+    assert cal.evidence.audit.passes(eps)
+    assert audit(fw, Count(1), cal.scale * (1 - 1e-6)).epsilon > eps      # minimal

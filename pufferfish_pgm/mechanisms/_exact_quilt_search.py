@@ -169,7 +169,7 @@ class Search:
 
     def _bisect(self, c: int, key: tuple, lo: float, hi: float) -> float:
         group = self._group(c, key)
-        floor = scale_floor([group]) if group is not None else hi
+        floor = scale_floor([group], self.epsilon) if group is not None else hi
         while lo <= 0.0:
             trial = max(hi / 8.0, floor)
             if self.bound(c, key, trial) > self.limit:

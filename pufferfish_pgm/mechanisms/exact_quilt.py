@@ -207,7 +207,7 @@ class _WholeChain:
         """The smallest scale passing every comparison, capped at ``upper`` (MQM's scale,
         which passes by theorem), and the evidence fields."""
         limit = epsilon * (1.0 + SLACK)
-        steps, scale = 1, scale_floor(self.groups)
+        steps, scale = 1, scale_floor(self.groups, epsilon)
         if not self.groups:
             scale = 0.0
         elif noiseless_epsilon(self.groups) > epsilon * (1.0 - NOISELESS_MARGIN) or \

@@ -10,7 +10,7 @@ kernel evaluates it exactly at every positive scale. So:
   far above the rounding of the log masses;
 * otherwise a scale is found by bisection between a failing and a passing scale. A failing
   scale is found by descending geometrically from the passing upper bracket, never below
-  the *floor* ``min grid gap / (R + 800)`` (``R`` the dynamic range of the log masses): there
+  the *floor* ``min grid gap / (R + 800 + ε)`` (``R`` the dynamic range of the log masses): there
   every cross term of the Laplace mixture is below ``e^-800`` of the point's own mass, so the
   audit equals the noiseless loss to float precision; if the floor still passes (noiseless
   loss within the rounding margin of ε), the floor is returned, a scale the audit accepts;
@@ -83,11 +83,16 @@ def noiseless_epsilon(groups: Sequence[Group]) -> float:
     return max((float(pair_noiseless(g).max(initial=0.0)) for g in groups), default=0.0)
 
 
-def scale_floor(groups: Sequence[Group]) -> float:
-    """A scale at which the audit equals the noiseless loss to float precision.
+def scale_floor(groups: Sequence[Group], epsilon: float = 0.0) -> float:
+    """A scale at which the audit equals the noiseless loss to float precision, and below
+    which nothing is left to search for a target ``epsilon``.
 
-    At ``λ = min gap / (R + 800)``, with ``R`` the largest ``-log mass`` of any row, a mass
-    point's own term dominates every other term of the Laplace mixture by ``e^800``.
+    At ``λ = min gap / (R + 800 + ε)``, with ``R`` the largest ``-log mass`` of any row, a mass
+    point's own term dominates every other term of the Laplace mixture by ``e^{800+ε}``; so a
+    pair whose supports differ fails there (its ratio at a point of one support only is at
+    least ``e^{800+ε}``), and a pair with equal supports shows its noiseless loss. (Without
+    the ε, a huge target such as 3000 let a pair with differing supports pass at the floor,
+    and the search stopped there, up to twice above the smallest passing scale.)
     """
     gap, depth = np.inf, 0.0
     for g in groups:
@@ -96,7 +101,7 @@ def scale_floor(groups: Sequence[Group]) -> float:
                 gap = min(gap, float(np.min(np.diff(grid))))
         finite = g.rows[np.isfinite(g.rows)]
         depth = max(depth, float(-finite.min(initial=0.0)))
-    return 1.0 if not np.isfinite(gap) else gap / (depth + 800.0)
+    return 1.0 if not np.isfinite(gap) else gap / (depth + 800.0 + epsilon)
 
 
 def _passes(groups: Sequence[Group], active: list[np.ndarray], scale: float,
@@ -178,7 +183,7 @@ def smallest_passing_scale(groups: Sequence[Group], epsilon: float, upper: float
     """
     every = [np.ones(len(g.pairs), dtype=bool) for g in groups]
     active = [m.copy() for m in every]
-    floor = min(scale_floor(groups), upper)
+    floor = min(scale_floor(groups, epsilon), upper)
     lo, pick, steps = 0.0, first, 0
     while True:
         single = [np.zeros(len(g.pairs), bool) for g in groups]
