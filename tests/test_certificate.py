@@ -326,3 +326,16 @@ def test_a_mechanism_with_another_dp_floor_is_not_the_one_that_made_it():
     cal, _ = optimal_text(chain_fw(length=8))
     with pytest.raises(pp.CertificateError, match="not the one that made"):
         cal.to_json(mechanism=pp.OptimalNoiseMechanism(epsilon=1.0, dp_epsilon=2.0))
+
+
+def test_a_large_default_framework_certifies_the_secrets_it_left_out():
+    # more pairs than are listed one by one: the certificate describes the default pairs, and
+    # now says (and fingerprints) which impossible secrets the framework left out
+    days = pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], [1.0, 0.0], 100_002)
+    fw = pp.Framework(days)
+    assert fw.skipped_secrets == ((0, 1),)
+    cal = pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, pp.Count(1))
+    doc = json.loads(cal.to_json())
+    assert doc["pairs"]["description"].endswith("but the 1 secret(s) impossible under every "
+                                                "scenario")
+    assert pp.Calibration.from_json(cal.to_json(), fw).scale == cal.scale
