@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..scenarios import MarkovChainScenario
+from ..secrets._possible import support_at, support_cycle
 from ._chain_windows import BestWindows, grow_window, sigma_table, window_terms
 from ._influence import is_stationary, log_ratio, power_stack
 
@@ -44,35 +45,6 @@ BAND_TOLERANCE = 1e-12
 CHUNK = 1024
 BUDGET = 2 ** 22
 MAX_ROUND_WORK = 2 ** 30  # cells of E(a, b) per (θ, pair) in one round of the per-node search
-
-
-def support_cycle(chain: MarkovChainScenario) -> tuple[np.ndarray, int]:
-    """Supports S_0, ..., S_{L-1} and ``start`` such that S_L = S_start (first repeat).
-
-    S_{t+1} = N(S_t) is a map on subsets, so the sequence is eventually periodic with period
-    L - start. For ``initial="any"`` S_t is the set of states reachable in exactly t steps.
-    """
-    if is_stationary(chain):
-        return (chain.initial_distribution > 0)[None], 0
-    current = (np.ones(chain.k, dtype=bool) if chain.initial_is_any
-               else chain.initial_distribution > 0)
-    step = chain.transition > 0
-    seen: dict[bytes, int] = {}
-    head: list[np.ndarray] = []
-    while current.tobytes() not in seen:  # at most 2^k distinct sets; usually a handful
-        seen[current.tobytes()] = len(head)
-        head.append(current)
-        current = (current.astype(int) @ step) > 0
-    return np.array(head), seen[current.tobytes()]
-
-
-def support_at(chain: MarkovChainScenario, times: np.ndarray) -> np.ndarray:
-    """``(len(times), k)``: the support S_t of X_t at each time."""
-    head, start = support_cycle(chain)
-    period = len(head) - start
-    late = times >= len(head)
-    index = np.where(late, start + (times - start) % period, times)
-    return head[index]
 
 
 def possible_states(chain: MarkovChainScenario, nodes: np.ndarray) -> np.ndarray:

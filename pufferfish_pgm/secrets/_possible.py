@@ -35,8 +35,8 @@ from ..inference import conditional, secret_probability
 from ..scenarios import MarkovChainScenario, Scenario, as_class
 from ._secrets import NodeSecret, SecretPair
 
-__all__ = ["StateSupport", "chain_support", "check_possible", "node_support",
-           "possible_secrets", "state_support"]
+__all__ = ["StateSupport", "chain_support", "check_possible", "node_support", "possible_secrets",
+           "state_support", "support_at", "support_cycle"]
 
 #: |q0 P - q0| up to which a start counts as stationary (as in the chain planners).
 STATIONARY_TOLERANCE = 1e-12
@@ -134,17 +134,19 @@ def state_support(scenarios: Any, nodes: Iterable | None = None) -> StateSupport
     return StateSupport(chosen, table, widths)
 
 
-def chain_support(chain: MarkovChainScenario) -> np.ndarray:
-    """``(T, k)``: whether X_t = s is possible (for ``initial="any"``: under some start).
+def support_cycle(chain: MarkovChainScenario) -> tuple[np.ndarray, int]:
+    """Supports S_0, ..., S_{L-1} and ``start`` such that S_L = S_start (first repeat).
 
-    The supports S_{t+1} = N(S_t) repeat after at most 2^k steps, so only the steps up to
-    the first repeat are computed.
+    S_{t+1} = N(S_t) is a map on subsets, so the sequence is eventually periodic with period
+    L - start (at most 2^k distinct sets; usually a handful). For ``initial="any"`` S_t is
+    the set of states reachable in exactly t steps; a stationary start has S_t = S_0.
 
     Examples
     --------
     >>> flip = MarkovChainScenario([[0.0, 1.0], [1.0, 0.0]], [1.0, 0.0], 3)
-    >>> chain_support(flip).tolist()
-    [[True, False], [False, True], [True, False]]
+    >>> head, start = support_cycle(flip)
+    >>> head.tolist(), start
+    ([[True, False], [False, True]], 0)
     """
     if chain.initial_is_any:
         current = np.ones(chain.k, dtype=bool)
@@ -152,19 +154,42 @@ def chain_support(chain: MarkovChainScenario) -> np.ndarray:
         q0 = chain.initial_distribution
         current = q0 > 0
         if np.max(np.abs(q0 @ chain.transition - q0)) <= STATIONARY_TOLERANCE:
-            return np.tile(current, (chain.length, 1))
+            return current[None], 0
     step = (chain.transition > 0).astype(np.int64)
     seen: dict[bytes, int] = {}
     head: list[np.ndarray] = []
-    while current.tobytes() not in seen and len(head) < chain.length:
+    while current.tobytes() not in seen:
         seen[current.tobytes()] = len(head)
         head.append(current)
         current = (current.astype(np.int64) @ step) > 0
-    times = np.arange(chain.length)
-    if len(head) < chain.length:
-        start = seen[current.tobytes()]
-        times = np.where(times < len(head), times, start + (times - start) % (len(head) - start))
-    return np.array(head)[times]
+    return np.array(head), seen[current.tobytes()]
+
+
+def support_at(chain: MarkovChainScenario, times: np.ndarray) -> np.ndarray:
+    """``(len(times), k)``: the support S_t of X_t at each time (see :func:`support_cycle`)."""
+    head, start = support_cycle(chain)
+    times = np.asarray(times)
+    late = times >= len(head)
+    return head[np.where(late, start + (times - start) % (len(head) - start), times)]
+
+
+def chain_support(chain: MarkovChainScenario) -> np.ndarray:
+    """``(T, k)``: whether X_t = s is possible (for ``initial="any"``: under some start).
+
+    Examples
+    --------
+    >>> flip = MarkovChainScenario([[0.0, 1.0], [1.0, 0.0]], [1.0, 0.0], 3)
+    >>> chain_support(flip).tolist()
+    [[True, False], [False, True], [True, False]]
+    """
+    head, start = support_cycle(chain)
+    length, cycle = chain.length, head[start:]
+    if len(head) >= length:
+        return head[:length]
+    if start == 0 and len(cycle) == 1:     # one support throughout: a view, no copy
+        return np.broadcast_to(cycle[0], (length, chain.k))
+    reps = -(-(length - start) // len(cycle))
+    return np.concatenate([head[:start], np.tile(cycle, (reps, 1))])[:length]
 
 
 def node_support(scenario: Scenario, node: Any) -> np.ndarray:
