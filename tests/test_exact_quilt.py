@@ -242,3 +242,33 @@ def test_json_round_trip_and_verify() -> None:
     assert report.holds and report.audited_epsilon <= 1.0 + SLACK
     release = back.release([0, 1] * 15, rng=np.random.default_rng(0))
     assert release.scale == cal.scale
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 4), st.integers(1, 30), st.booleans(),
+       st.sampled_from([1.0, 50.0, 400.0, 2000.0]))
+def test_the_linear_count_step_equals_the_log_space_sum(seed, k, width, forward, spread):
+    # log_advance runs its step as a scaled matrix product in linear space; it must equal the
+    # log-space sum to relative precision, also for tables spanning 2000 nats (then the step
+    # falls back to the log-space sum) and with zero masses and zero transitions
+    from pufferfish_pgm.distributions._log_space import logsumexp
+    from pufferfish_pgm.quilts._quilt_laws import log_advance
+
+    rng = np.random.default_rng(seed)
+    table = rng.uniform(-spread, 0.0, size=(3, k, width))
+    table[rng.random(table.shape) < 0.2] = -np.inf
+    p = rng.dirichlet(np.ones(k), size=k)
+    p[rng.random((k, k)) < 0.2] = 0.0
+    p[np.arange(k), rng.integers(0, k, k)] += 0.1
+    with np.errstate(divide="ignore"):
+        log_p = np.log(p / p.sum(axis=1, keepdims=True))
+    weights = rng.integers(0, 3, k)
+    got = log_advance(table, log_p, weights, forward)
+    shifted = np.full(table.shape[:-1] + (width + int(weights.max()),), -np.inf)
+    for s in range(k):
+        shifted[..., s, weights[s]:weights[s] + width] = table[..., s, :]
+    want = (logsumexp(shifted[..., :, None, :] + log_p[:, :, None], axis=-3) if forward
+            else logsumexp(shifted[..., None, :, :] + log_p[:, :, None], axis=-2))
+    assert np.array_equal(np.isfinite(got), np.isfinite(want))
+    finite = np.isfinite(want)
+    assert np.allclose(got[finite], want[finite], rtol=0, atol=1e-12 * (1 + spread))
