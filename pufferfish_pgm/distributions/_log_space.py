@@ -27,7 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["log_convolve", "log_normalize", "logsumexp"]
+__all__ = ["log_convolve", "log_matmul", "log_normalize", "logsumexp"]
+
+#: Smallest exponent a product may have in :func:`log_matmul`'s linear-space product (float64
+#: normals reach e^-708).
+_FLOOR = -700.0
 
 #: Largest dynamic range (in nats) of one stretch: products of two stay above e^-700, inside
 #: float64's normal range (e^-708).
@@ -48,6 +52,33 @@ def logsumexp(values: np.ndarray, axis: int | None = None) -> np.ndarray:
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(values - safe), axis=axis, keepdims=True)) + safe
     return out.squeeze(axis=axis) if axis is not None else out.reshape(())
+
+
+def log_matmul(table: np.ndarray, p: np.ndarray, log_p_min: float | None = None) -> np.ndarray:
+    """``out[..., j, c] = log Σ_i p[i, j] e^{table[..., i, c]}``, to relative precision.
+
+    The step of every count recursion (``p`` a transition matrix, or its transpose for a
+    backward step). Each column ``c`` is scaled by its largest entry and multiplied in linear
+    space: a matrix product of positive terms keeps its relative precision. When some product
+    could leave float64's normal range (an entry ``e^-700`` below its column's peak times the
+    smallest positive ``p``, ``e^{log_p_min}``), the whole step takes the log-space sum.
+
+    Examples
+    --------
+    >>> p = np.array([[0.5, 0.5], [1e-300, 1.0]])
+    >>> t = np.array([[0.0, -1000.0], [-1000.0, 0.0]])     # 1000 nats: the log-space sum
+    >>> bool(np.allclose(log_matmul(t, p), logsumexp(t[:, None, :] + np.log(p)[:, :, None], 0)))
+    True
+    """
+    if log_p_min is None:
+        log_p_min = float(np.log(p[p > 0].min(initial=1.0)))
+    peak = np.max(table, axis=-2, keepdims=True)
+    safe = np.where(np.isfinite(peak), peak, 0.0)
+    scaled = table - safe
+    with np.errstate(divide="ignore"):
+        if float(np.min(scaled, where=np.isfinite(scaled), initial=0.0)) + log_p_min < _FLOOR:
+            return logsumexp(table[..., :, None, :] + np.log(p)[:, :, None], axis=-3)
+        return np.log(p.T @ np.exp(scaled)) + safe
 
 
 def log_normalize(log_mass: np.ndarray) -> np.ndarray:

@@ -9,7 +9,8 @@ exact audit takes the supremum over all outputs, so
 
 and a scale where this *limit loss* exceeds ε fails the audit. On a chain, ``M`` given
 ``X_t = a`` for every node at once is one forward–backward pass with the transition weights
-multiplied by ``e^{γ w(s)}`` (O(T k²) per γ, in log space), so a whole grid of scales costs
+multiplied by ``e^{γ w(s)}`` (O(T k²) per γ, scaled products in linear space with a log-space
+fallback; each gap is taken less a rounding allowance), so a whole grid of scales costs
 one pass. :func:`failing_scale` searches it for the largest failing scale: a lower bracket
 for the exact calibration that costs no count law, and the scale at which the streamed
 calibrator cuts the count laws (:mod:`pufferfish_pgm.queries._truncated_count_law`).

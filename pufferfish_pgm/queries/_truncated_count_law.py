@@ -41,9 +41,9 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from .._budget import describe_bytes, memory_budget
-from ..distributions._log_space import _STRETCH, log_convolve
+from ..distributions._log_space import _STRETCH, log_convolve, log_matmul
 from ..errors import LimitExceededError
-from ._chain_count_law import _shift_rows, _step
+from ._chain_count_law import _shift_rows
 
 __all__ = ["LOG_DELTA", "keep_bounds", "loss_error_bound", "stream_node_laws"]
 
@@ -51,36 +51,22 @@ __all__ = ["LOG_DELTA", "keep_bounds", "loss_error_bound", "stream_node_laws"]
 LOG_DELTA = -46.0
 #: Rows are cut every this many steps (a row cut later is only wider, never wrong).
 CUT_EVERY = 8
-#: Smallest exponent a product may have in the linear-space step (float64 normals: e^-708).
-_FLOOR = -700.0
 
 
 def linear_step(p: np.ndarray, log_p_min: float, table: np.ndarray) -> np.ndarray:
-    """``out[s', c] = log Σ_s p[s, s'] e^{table[s, c]}``, to relative precision.
-
-    Each column is scaled by its largest entry and multiplied in linear space (a matrix
-    product of positive terms keeps relative precision) unless some product could leave the
-    normal range (an entry ``e^{-700}`` below its column's peak times the smallest positive
-    transition probability ``e^{log_p_min}``); such columns take the log-space sum.
+    """``out[s', c] = log Σ_s p[s, s'] e^{table[s, c]}``, to relative precision: the count
+    step as a scaled matrix product in linear space (:func:`log_matmul`, which falls back to
+    the log-space sum where a product could leave the normal range).
 
     Examples
     --------
+    >>> from pufferfish_pgm.queries._chain_count_law import _step     # the log-space step
     >>> p = np.array([[0.5, 0.5], [1e-300, 1.0]])
     >>> t = np.array([[0.0, -1000.0], [-1000.0, 0.0]])
     >>> bool(np.allclose(linear_step(p, np.log(1e-300), t), _step(np.log(p), t)))
     True
     """
-    peak = np.max(table, axis=0)
-    safe = np.where(np.isfinite(peak), peak, 0.0)
-    with np.errstate(divide="ignore"):
-        scaled = table - safe
-        out = np.log(p.T @ np.exp(scaled)) + safe
-    low = np.where(np.isfinite(scaled), scaled, 0.0).min(axis=0, initial=0.0)
-    risky = np.flatnonzero(low + log_p_min < _FLOOR)
-    if risky.size:
-        with np.errstate(divide="ignore"):
-            out[:, risky] = _step(np.log(p), table[:, risky])
-    return out
+    return log_matmul(table, p, log_p_min)
 
 
 def loss_error_bound(length: int, log_delta: float = LOG_DELTA) -> float:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..distributions._log_space import log_convolve, logsumexp
+from ..distributions._log_space import log_convolve, log_matmul, logsumexp
 from ..queries._chain_count_law import ChainCountTables
 from ..scenarios import MarkovChainScenario
 from ._chain_planner import pair_groups
@@ -61,31 +61,8 @@ def log_advance(table: np.ndarray, log_p: np.ndarray, weights: np.ndarray,
     shifted = np.full(table.shape[:-1] + (width + int(weights.max()),), -np.inf)
     for s in range(k):
         shifted[..., s, weights[s]:weights[s] + width] = table[..., s, :]
-    return _linear_or_log(shifted, log_p, forward)
-
-
-#: Smallest exponent a product may have in the linear-space step (float64 normals: e^-708).
-_FLOOR = -700.0
-
-
-def _linear_or_log(shifted: np.ndarray, log_p: np.ndarray, forward: bool) -> np.ndarray:
-    """The step of :func:`log_advance` as a matrix product in linear space, each (count)
-    column scaled by its largest entry: sums of positive terms keep their relative
-    precision. When some product could leave float64's normal range (an entry e^-700 below
-    its column's peak times the smallest positive transition probability), the whole step
-    takes the log-space sum instead (rare; exact either way)."""
-    peak = np.max(shifted, axis=-2, keepdims=True)
-    safe = np.where(np.isfinite(peak), peak, 0.0)
-    scaled = shifted - safe
-    low = float(np.min(scaled, where=np.isfinite(scaled), initial=0.0))
-    positive = log_p[np.isfinite(log_p)]
-    if low + float(positive.min(initial=0.0)) < _FLOOR:
-        if forward:
-            return logsumexp(shifted[..., :, None, :] + log_p[:, :, None], axis=-3)
-        return logsumexp(shifted[..., None, :, :] + log_p[:, :, None], axis=-2)
     p = np.exp(log_p)
-    with np.errstate(divide="ignore"):
-        return np.log((p.T if forward else p) @ np.exp(scaled)) + safe
+    return log_matmul(shifted, p if forward else p.T)
 
 
 class ChainBridges:
