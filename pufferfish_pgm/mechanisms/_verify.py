@@ -134,13 +134,18 @@ def _verify_noise(cal: OptimalCalibration, doc: dict) -> Verification:
         holds = holds and ok
         checks.append(f"DP floor: max_z |log f(z)/f(z±{shift})| = {realised:.6g} "
                       f"{'<=' if ok else '>'} dp_epsilon = {dp}")
-    verdict = "holds" if holds else "does NOT hold"
-    message = (f"the certified promise {verdict}: {cal.mechanism} integer noise with "
-               f"E|Z| = {cal.noise.mean_abs:.6g} for {cal.query.name} at ε={cal.epsilon}; "
-               + "; ".join(checks))
+    message = _message(holds, f"{cal.mechanism} integer noise with E|Z| = "
+                              f"{cal.noise.mean_abs:.6g} for {cal.query.name} at "
+                              f"ε={cal.epsilon}", checks)
     return Verification(holds=holds, epsilon=cal.epsilon, scale=cal.scale,
                         audited_epsilon=report.epsilon, replanned_scale=None, message=message,
                         dp_epsilon=dp, dp_realised=realised)
+
+
+def _message(holds: bool, promise: str, checks: list[str]) -> str:
+    """The verdict on ``promise`` followed by the checks that decided it."""
+    verdict = "holds" if holds else "does NOT hold"
+    return f"the certified promise {verdict}: {promise}; " + "; ".join(checks)
 
 
 def verify(text: str | bytes, framework: Framework) -> Verification:
@@ -175,8 +180,7 @@ def verify(text: str | bytes, framework: Framework) -> Verification:
         holds = holds and ok
         checks.append(f"exact audit: realised ε = {audited:.6g} "
                       f"{'<=' if ok else '>'} ε = {eps} over {coverage}")
-    verdict = "holds" if holds else "does NOT hold"
-    message = (f"the certified promise {verdict}: {cal.mechanism} scale {scale:.6g} for "
-               f"{cal.query.name} at ε={eps}; " + "; ".join(checks))
+    message = _message(holds, f"{cal.mechanism} scale {scale:.6g} for {cal.query.name} at "
+                              f"ε={eps}", checks)
     return Verification(holds=holds, epsilon=eps, scale=scale, audited_epsilon=audited,
                         replanned_scale=replanned, message=message)
