@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_version_has_one_source():
     # pyproject declares the version dynamic and reads it from the package
     pyproject = (ROOT / "pyproject.toml").read_text()
-    assert re.search(r"^version\s*=", pyproject, re.M) is None
+    assert re.search(r"^version\s*=\s*\"", pyproject, re.M) is None
     assert 'dynamic = ["version"]' in pyproject
     assert 'version = { attr = "pufferfish_pgm.__version__" }' in pyproject
     assert metadata.version("pufferfish_pgm") == pufferfish_pgm.__version__
