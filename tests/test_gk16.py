@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 
 import pufferfish_pgm as pp
 from pufferfish_pgm.errors import InvalidModelError, InvalidParameterError
-from pufferfish_pgm.mechanisms.gk16 import GK16Mechanism, gk16_dp_epsilon, gk16_gamma
+from pufferfish_pgm.mechanisms.gk16 import (
+    GK16Mechanism,
+    gk16_dp_epsilon,
+    gk16_gamma,
+    spectral_norm,
+)
 
 
 def binary(p: float, q: float, length: int, initial="stationary") -> pp.MarkovChainScenario:
@@ -86,3 +91,50 @@ def test_gk16_passes_the_exact_auditor_wherever_it_applies(p, q, length, epsilon
     except InvalidModelError:
         return      # ‖Γ‖ >= 1: the theorem gives nothing, and the mechanism says so
     assert pp.audit(fw, pp.Count(1), cal.scale).epsilon <= epsilon * (1 + 1e-9)
+
+
+def _dense_dp_epsilon(gamma: float, length: int, epsilon: float) -> float:
+    """The former dense computation: T x T Γ, its spectral norm, a dense solve (small T only)."""
+    inf = np.diag(np.full(length - 1, gamma), -1) + np.diag(np.full(length - 1, gamma), 1)
+    norm = float(np.linalg.norm(inf, 2)) if length > 1 else 0.0
+    if norm >= 1:
+        raise InvalidModelError("spectral norm >= 1")
+    return epsilon / (2 * float(np.linalg.solve(np.eye(length) - inf, np.ones(length)).max()))
+
+
+@settings(max_examples=80, deadline=None)
+@given(gamma=st.floats(0.0, 0.6), length=st.integers(1, 200), epsilon=st.floats(0.1, 3.0))
+def test_the_banded_solve_equals_the_dense_inverse(gamma, length, epsilon) -> None:
+    try:
+        want = _dense_dp_epsilon(gamma, length, epsilon)
+    except InvalidModelError:
+        # the closed-form norm 2γ cos(π/(T+1)) refuses too (up to rounding at exactly 1)
+        assert spectral_norm(gamma, length) >= 1 - 1e-12
+        return
+    assert spectral_norm(gamma, length) < 1
+    assert gk16_dp_epsilon(gamma, length, epsilon) == pytest.approx(want, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("length", [2, 3, 7, 50])
+def test_closed_form_spectral_norm_matches_the_dense_norm(length) -> None:
+    gamma = 0.37
+    dense = np.diag(np.full(length - 1, gamma), -1) + np.diag(np.full(length - 1, gamma), 1)
+    assert spectral_norm(gamma, length) == pytest.approx(np.linalg.norm(dense, 2), rel=1e-12)
+
+
+def test_a_year_of_ten_minute_slots_needs_no_dense_matrix() -> None:
+    # T = 366 x 144 = 52,704: the dense Γ alone is 52,704² x 8 B = 22 GB (the process was
+    # killed at 17 GB); the banded solve keeps a few length-T arrays (< 2 MB each)
+    import tracemalloc
+
+    chain = binary(0.6, 0.45, 52_704)
+    tracemalloc.start()
+    try:
+        cal = GK16Mechanism(epsilon=1.0).calibrate(pp.Framework(chain), pp.Count(1))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 200 * 2**20
+    # the middle rows sum to 1 / (1 - 2γ) (T large: the row-sum recursion's fixed point)
+    gamma = gk16_gamma(0.6, 0.45)
+    assert cal.scale == pytest.approx(2 / (1 - 2 * gamma), rel=1e-9)
