@@ -33,7 +33,7 @@ from .errors import (
     UnknownNodeError,
     UnknownStateError,
 )
-from .inference import ExactInference, conditional, secret_probability
+from .inference import ExactInference, conditional, pgmpy_exact_inference, secret_probability
 from .mechanisms import multiuser
 from .mechanisms._release import Release
 from .mechanisms._verify import Verification, verify
@@ -138,6 +138,7 @@ __all__ = [
     "multiuser",
     "noise",
     "partition_graph",
+    "pgmpy_exact_inference",
     "policy_sensitivity",
     "read_ordonez",
     "save_chain_class",

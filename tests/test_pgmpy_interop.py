@@ -568,3 +568,49 @@ def test_xml_content_wins_over_a_text_suffix(tmp_path, asia) -> None:
     written = write_with_pgmpy(asia, "xml", tmp_path / "asia.xml")
     as_bif = shutil.copy(written, tmp_path / "asia_xml.bif")
     assert_same_network(asia, pp.BayesianNetworkScenario.from_file(as_bif))
+
+
+# ---------------------------------------------------------------- pgmpy's predict, our engine
+
+def predict_frame(bn: pp.BayesianNetworkScenario, rows: int, hidden: int, seed: int):
+    """``rows`` samples of ``bn`` (drawn by pgmpy) with ``hidden`` columns dropped to predict."""
+    from pgmpy.sampling import BayesianModelSampling
+
+    model = bn.to_pgmpy()
+    data = BayesianModelSampling(model).forward_sample(size=rows, seed=seed, show_progress=False)
+    rng = np.random.default_rng(seed)
+    dropped = [bn.nodes[i] for i in rng.choice(len(bn.nodes), hidden, replace=False)]
+    return model, data.drop(columns=dropped)
+
+
+@pytest.mark.parametrize("name", ["asia", "alarm"])
+def test_pgmpy_predict_runs_through_our_engine(name, monkeypatch):
+    from pgmpy.inference import VariableElimination
+
+    bn = load_network(name)
+    model, data = predict_frame(bn, rows=40, hidden=3, seed=7)
+    algo = pp.pgmpy_exact_inference()
+    calls, original = [], algo.map_query
+
+    def counting(self, *args, **kwargs):
+        calls.append(kwargs.get("evidence"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(algo, "map_query", counting)
+    ours = model.predict(data, algo=algo, n_jobs=1)
+    theirs = model.predict(data, algo=VariableElimination, n_jobs=1)
+    assert calls, "pgmpy's predict did not call our engine"
+    assert ours.equals(theirs)
+
+
+def test_pgmpy_algorithm_refuses_what_it_cannot_answer():
+    algo = pp.pgmpy_exact_inference()(load_network("asia").to_pgmpy())
+    with pytest.raises(InvalidParameterError, match="virtual evidence"):
+        algo.map_query(["lung"], virtual_evidence=[object()])
+    with pytest.raises(UnknownNodeError):
+        algo.map_query(["no such node"])
+    with pytest.raises(ImpossibleSecretError):  # P(either = no | lung = yes) = 0
+        algo.map_query(["asia"], evidence={"lung": "yes", "either": "no"})
+    # map over every unobserved node when variables is None
+    unobserved = set(load_network("asia").nodes) - {"asia"}
+    assert set(algo.map_query(evidence={"asia": "yes"})) == unobserved

@@ -28,7 +28,8 @@ from ..errors import (
 
 __all__ = ["DEFAULT_RENORMALIZE", "MAX_RENORMALIZE", "NetworkTables", "RenormalizedColumn",
            "chain_from_pgmpy", "check_renormalize", "cpd_parents", "model_cpds",
-           "tables_from_pgmpy", "tables_to_pgmpy", "to_discrete_factor", "validate_tables"]
+           "pgmpy_inference_subclass", "tables_from_pgmpy", "tables_to_pgmpy",
+           "to_discrete_factor", "validate_tables"]
 
 DEFAULT_TOLERANCE = 1e-9
 #: CPD columns off by at most this are rescaled by default (real BIF files are off by ~1e-7).
@@ -382,3 +383,22 @@ def to_discrete_factor(variables: Sequence, states: Sequence[Sequence], values: 
         )
     return DiscreteFactor(variables, cards, values,
                           state_names={v: list(s) for v, s in zip(variables, states, strict=True)})
+
+
+def pgmpy_inference_subclass(name: str, namespace: dict[str, Any]) -> type:
+    """A subclass of pgmpy's ``Inference`` with the given methods.
+
+    pgmpy's ``model.predict(data, algo=...)`` accepts only subclasses of its ``Inference``;
+    the inference stage builds its engine's front end through this function so that pgmpy is
+    imported here only.
+
+    Examples
+    --------
+    >>> cls = pgmpy_inference_subclass("Nothing", {"__doc__": "An engine with no methods."})
+    >>> from pgmpy.inference import Inference
+    >>> issubclass(cls, Inference), cls.__name__
+    (True, 'Nothing')
+    """
+    from pgmpy.inference import Inference  # type: ignore[import-untyped]  # no hints
+
+    return type(name, (Inference,), dict(namespace))
