@@ -4,6 +4,7 @@ address-space cap)."""
 
 from __future__ import annotations
 
+import os
 import re
 import resource
 import subprocess
@@ -16,7 +17,7 @@ from conftest import has_model, load_network, model_path
 
 import pufferfish_pgm as pp
 from pufferfish_pgm import _budget
-from pufferfish_pgm._budget import BUDGET_ENV, available_memory, check_allocation, memory_budget
+from pufferfish_pgm._budget import BUDGET_ENV, check_allocation, machine_memory, memory_budget
 from pufferfish_pgm.errors import InvalidParameterError, LimitExceededError, ParameterTypeError
 from pufferfish_pgm.inference import conditional, network_index, secret_probability
 from pufferfish_pgm.queries import Count, query_log_pmf
@@ -56,16 +57,65 @@ def test_the_argument_beats_the_environment_which_beats_the_default(monkeypatch)
     with pytest.raises(InvalidParameterError, match=BUDGET_ENV):
         memory_budget()
     monkeypatch.delenv(BUDGET_ENV)
-    # the default: a quarter of what the process can still use
-    assert memory_budget() == pytest.approx(available_memory() / 4, rel=0.05)
+    # the default: a quarter of what the process may use on this machine
+    assert memory_budget() == int(machine_memory() / 4)
 
 
 def test_the_address_space_limit_caps_the_default(monkeypatch) -> None:
     monkeypatch.delenv(BUDGET_ENV, raising=False)
-    size = _budget._process_size()
-    monkeypatch.setattr(resource, "getrlimit", lambda _: (size + 2**30, resource.RLIM_INFINITY))
-    assert available_memory() <= 2**30
-    assert memory_budget() <= 2**28
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (2**30, resource.RLIM_INFINITY))
+    assert machine_memory() == 2**30
+    assert memory_budget() == 2**28
+
+
+def test_the_default_does_not_follow_the_free_memory(monkeypatch) -> None:
+    # the budget used to be a quarter of MemAvailable, so the same call passed on a quiet
+    # machine and was refused (or ran into swap) under load; now only the machine counts
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    before = memory_budget()
+    monkeypatch.setattr(os, "sysconf", lambda name: {"SC_PHYS_PAGES": 2**20,
+                                                      "SC_PAGE_SIZE": 4096,
+                                                      "SC_AVPHYS_PAGES": 1}[name])
+    monkeypatch.setattr(_budget, "_cgroup_limit", lambda: None)
+    monkeypatch.setattr(_budget, "_address_limit", lambda: None)
+    assert machine_memory() == 4 * 2**30        # 2^20 pages of 4 KiB, whatever is free
+    assert memory_budget() == 2**30
+    assert before > 0
+
+
+def test_a_container_limit_caps_the_default(monkeypatch, tmp_path) -> None:
+    limit = tmp_path / "memory.max"
+    limit.write_text("536870912\n")
+    monkeypatch.setattr(_budget, "_CGROUP_FILES", (str(limit),))
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    assert machine_memory() <= 2**29
+    limit.write_text("max\n")
+    assert machine_memory() > 0
+
+
+def test_refusals_suggest_only_budgets_the_machine_has(monkeypatch) -> None:
+    monkeypatch.setattr(_budget, "machine_memory", lambda: 8 * 2**30)
+    with pytest.raises(LimitExceededError, match=r"a budget of 3GiB would fit.*'3GiB'"):
+        check_allocation(3 * 2**30 - 5, budget=2**30, what="the table T")
+    with pytest.raises(LimitExceededError, match="no budget makes it fit here") as info:
+        check_allocation(20 * 2**30, budget=2**30, what="the table T")
+    assert "8GB" not in str(info.value) and BUDGET_ENV not in str(info.value)
+
+
+def test_the_package_imports_and_budgets_without_the_resource_module() -> None:
+    # Windows has no `resource` module; it used to be imported at import time
+    script = textwrap.dedent("""
+        import sys
+        sys.modules["resource"] = None          # import resource -> ImportError
+        import pufferfish_pgm
+        from pufferfish_pgm._budget import machine_memory, memory_budget
+        print(machine_memory() > 0, memory_budget() > 0)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != BUDGET_ENV}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, check=False, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"]
 
 
 def test_check_allocation_names_what_and_how_to_raise_it() -> None:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.linalg import solve_banded
+from scipy.linalg import solve_banded  # type: ignore[import-untyped]
 
 from .._budget import check_allocation
 from .._parallel import check_executor
