@@ -16,7 +16,9 @@ assignment, so it is slow but obviously right.
 * Conditionals: :func:`brute_conditional` and :func:`brute_probability`.
 * Query distributions: :func:`brute_pmf` sums the probabilities into the exact distribution of
   a (vector) query given evidence; queries are plain weight functions (node, state) -> number,
-  and :func:`query_weight_fns` turns a package query into them.
+  and :func:`query_weight_fns` turns a package query into them (linear queries, histograms
+  and windowed counts / histograms: one function per released coordinate, the windows
+  recomputed here from the width).
 * Realised ε of F + Laplace(scale) (:func:`brute_epsilon`): the output log density, up to the
   normaliser that cancels, is ``log p(w) = logsumexp_i(log μ(x_i) − Σ_d |w_d − x_{i,d}|/λ_d)``,
   every term computed directly (no recursion, no rescaling), so it is exact from λ = 1e-300 to
@@ -26,7 +28,18 @@ assignment, so it is slow but obviously right.
   midpoints between consecutive grid values as an independent check of that theorem. Scale 0
   (no noise) compares μ_a and μ_b themselves (+inf where the supports differ).
   :func:`framework_epsilon` and :func:`realised_epsilon` take the maximum over the secret pairs
-  and scenarios of a framework; :func:`noiseless_loss` is the scale-0 case.
+  and scenarios of a framework; :func:`noiseless_loss` is the scale-0 case;
+  :func:`independent_days_epsilon` releases the query on several independent days (the
+  model of ``ContinualRelease(unit="day")``).
+* Realised ε of F + Z for an arbitrary integer noise law Z (:func:`integer_noise_epsilon`,
+  :func:`framework_noise_epsilon`): ``log p(ω) = logsumexp_x(log μ(x) + log f(ω − x))`` at
+  every integer ω from ``min x + lo − reach`` to ``max x + hi + reach``. Beyond ``hi`` (and
+  below ``lo``) f must be geometric with one ratio, so for ω >= max x + hi every term is a
+  right-tail term, p_a(ω)/p_b(ω) is constant, and the scanned window holds the supremum over
+  all integers (both tails); a wider ``reach`` is an independent check of that.
+  :func:`integer_noise_log_pmf` builds log f from the definition of an integer law with a
+  core and geometric tails (weights, ``lo``, λ); :func:`noise_shift_loss` is the plain-DP
+  loss ``sup_z |log f(z)/f(z + d)|`` of a shift by d.
 * Random models: :func:`random_chain` and :func:`random_network` (optionally with zeros).
 * Naive MQM for chains (DESIGN §3.3, no pruning): :func:`naive_chain_sigmas` (σ_i and the
   influence of every secret node) and :func:`mqm_chain_sigma` (σ_max of a class).
@@ -41,7 +54,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from scipy.special import logsumexp
 
-from pufferfish_pgm.queries import Histogram
+from pufferfish_pgm.queries import Histogram, WindowedCount, WindowedHistogram
 from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.scenarios._pgmpy import NetworkTables
 from pufferfish_pgm.secrets import Framework
@@ -56,16 +69,23 @@ __all__ = [
     "chain_variants",
     "enumerate_joint",
     "framework_epsilon",
+    "framework_noise_epsilon",
+    "independent_days_epsilon",
+    "integer_noise_epsilon",
+    "integer_noise_log_pmf",
     "joint_assignments",
     "joint_table",
     "mqm_chain_sigma",
     "naive_chain_sigmas",
+    "noise_shift_loss",
     "noiseless_loss",
+    "pair_pmfs",
     "query_weight_fns",
     "random_chain",
     "random_network",
     "realised_epsilon",
     "scenario_variants",
+    "weight_shifts",
 ]
 
 
@@ -161,11 +181,23 @@ def brute_conditional(scenario, targets: list, evidence: dict) -> np.ndarray:
 # --------------------------------------------------------------------- query distributions
 
 
+def _windows(nodes: tuple, width: int) -> list[frozenset]:
+    """The nodes of each window ``[0, w), [w, 2w), ...`` of a chain (the last may be short)."""
+    return [frozenset(nodes[lo:lo + width]) for lo in range(0, len(nodes), width)]
+
+
 def query_weight_fns(scenarios, query) -> list[WeightFn]:
-    """A package query as weight functions: one for a linear query, one per bar of a histogram.
+    """A package query as weight functions: one for a linear query, one per bar of a histogram,
+    one per window of a windowed count, one per (window, state) of a windowed histogram.
 
     ``scenarios`` is anything the query's ``node_list`` accepts (a scenario or a class).
     """
+    if isinstance(query, (WindowedCount, WindowedHistogram)):
+        nodes = tuple(scenarios.nodes)
+        states = ([query.state] if isinstance(query, WindowedCount)
+                  else list(scenarios.states_of(nodes[0])))
+        return [lambda v, s, win=win, bar=bar: int(v in win and s == bar)
+                for win in _windows(nodes, query.width) for bar in states]
     used = frozenset(query.node_list(scenarios))
     if isinstance(query, Histogram):
         states = scenarios.states_of(next(iter(query.node_list(scenarios))))
@@ -266,12 +298,10 @@ def brute_epsilon(pmf_a: dict, pmf_b: dict, scales, extra=(), *,
     return float(np.max(np.abs(la[known] - lb[known])))
 
 
-def framework_epsilon(framework, weight_fns, scales, *, midpoints: bool = False) -> float:
-    """max over scenarios (every start of "any" chains) and secret pairs of the realised ε.
-
-    A pair with a secret of probability 0 under a scenario constrains nothing there.
-    """
-    worst = 0.0
+def pair_pmfs(framework, weight_fns) -> Iterator[tuple[dict, dict]]:
+    """The laws (μ_a, μ_b) of the query given each secret of every pair, under every scenario
+    (every start of "any" chains); pairs with a secret of probability 0 there are left out
+    (they constrain nothing under that scenario)."""
     for member in framework.scenarios:
         for theta in scenario_variants(member):
             xs, p = enumerate_joint(theta)
@@ -280,7 +310,35 @@ def framework_epsilon(framework, weight_fns, scales, *, midpoints: bool = False)
                 pmfs = [_pmf(values, p, _evidence_mask(theta, xs, secret.evidence))
                         for secret in (pair.first, pair.second)]
                 if all(pmfs):
-                    worst = max(worst, brute_epsilon(*pmfs, scales, midpoints=midpoints))
+                    yield pmfs[0], pmfs[1]
+
+
+def framework_epsilon(framework, weight_fns, scales, *, midpoints: bool = False) -> float:
+    """max over scenarios (every start of "any" chains) and secret pairs of the realised ε."""
+    return max((brute_epsilon(a, b, scales, midpoints=midpoints)
+                for a, b in pair_pmfs(framework, weight_fns)), default=0.0)
+
+
+def independent_days_epsilon(framework, weight_fns, scales, days: int) -> float:
+    """Realised ε of the query released (with Laplace noise) on ``days`` independent copies
+    of each scenario, the secret about day 0: the joint law of the answers given a secret is
+    μ_secret ⊗ ν ⊗ ... ⊗ ν, ν the law of one day's answer without evidence (the days are
+    independent by definition of the model), and :func:`brute_epsilon` takes its supremum."""
+    worst = 0.0
+    for member in framework.scenarios:
+        for theta in scenario_variants(member):
+            xs, p = enumerate_joint(theta)
+            values = _values(theta, xs, weight_fns)
+            free = _pmf(values, p, np.ones(len(xs), dtype=bool))
+            for pair in framework.pairs:
+                pmfs = [_pmf(values, p, _evidence_mask(theta, xs, secret.evidence))
+                        for secret in (pair.first, pair.second)]
+                if not all(pmfs):
+                    continue
+                for _ in range(days - 1):
+                    pmfs = [{a + b: ma * mb for a, ma in law.items() for b, mb in free.items()}
+                            for law in pmfs]
+                worst = max(worst, brute_epsilon(*pmfs, scales))
     return worst
 
 
@@ -293,6 +351,90 @@ def realised_epsilon(framework, query, scale: float, *, midpoints: bool = False)
 def noiseless_loss(framework, query) -> float:
     """The realised ε of releasing ``query`` itself (scale 0; +inf where supports differ)."""
     return realised_epsilon(framework, query, 0.0)
+
+
+# ----------------------------------------------------------------- integer noise laws
+
+
+LogPmf = Callable[[np.ndarray], np.ndarray]
+
+
+def integer_noise_log_pmf(lo: int, weights, tail_scale: float) -> LogPmf:
+    """log f of the law ``P(lo + k) = c_k/N`` (0 < k < m), ``P(hi + j) = c_m/N (1−r) r^j`` and
+    ``P(lo − j) = c_0/N (1−r) r^j`` (j >= 0, hi = lo + m, r = e^{−1/λ}, N = Σ c): the
+    definition, term by term in log space (−inf where a weight is 0)."""
+    c = np.array([int(w) for w in weights], dtype=float)
+    hi, m = lo + len(c) - 1, len(c) - 1
+    with np.errstate(divide="ignore"):
+        log_c = np.log(c) - math.log(c.sum())
+    log_1mr = math.log(-math.expm1(-1.0 / tail_scale))
+
+    def log_f(z: np.ndarray) -> np.ndarray:
+        z = np.asarray(z, dtype=np.int64)
+        right = log_c[m] + log_1mr - (z - hi) / tail_scale
+        left = log_c[0] + log_1mr - (lo - z) / tail_scale
+        return np.where(z >= hi, right, np.where(z <= lo, left, log_c[np.clip(z - lo, 0, m)]))
+
+    return log_f
+
+
+def _scalar_pmf(pmf: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Integer support and log masses of a one-coordinate pmf (keys ints or 1-tuples)."""
+    keys = [k[0] if isinstance(k, tuple) else k for k in pmf]
+    if any(float(k) != int(k) for k in keys):
+        raise ValueError("integer noise needs integer answers")
+    with np.errstate(divide="ignore"):
+        return np.array(keys, dtype=np.int64), np.log(np.array(list(pmf.values()), dtype=float))
+
+
+def integer_noise_epsilon(pmf_a: dict, pmf_b: dict, log_f: LogPmf, lo: int, hi: int,
+                          reach: int = 2) -> float:
+    """sup over all integers ω of |log P(F+Z = ω | a)/P(F+Z = ω | b)| (module notes).
+
+    ``log_f`` gives log P(Z = z) for integer arrays; f must be geometric with one ratio from
+    ``hi`` up and from ``lo`` down (or 0 there). Outputs where both laws are 0 are skipped;
+    where one is 0 and the other not, the loss is +inf.
+    """
+    xa, la = _scalar_pmf(pmf_a)
+    xb, lb = _scalar_pmf(pmf_b)
+    xs = np.concatenate([xa, xb])
+    omega = np.arange(xs.min() + lo - reach, xs.max() + hi + reach + 1)
+    pa = logsumexp(la[None, :] + log_f(omega[:, None] - xa[None, :]), axis=1)
+    pb = logsumexp(lb[None, :] + log_f(omega[:, None] - xb[None, :]), axis=1)
+    known = np.isfinite(pa) | np.isfinite(pb)
+    with np.errstate(invalid="ignore"):
+        return float(np.max(np.abs(pa[known] - pb[known]), initial=0.0))
+
+
+def framework_noise_epsilon(framework, weight_fns, log_f: LogPmf, lo: int, hi: int,
+                            reach: int = 2) -> float:
+    """max over scenarios and secret pairs of :func:`integer_noise_epsilon` (one coordinate)."""
+    return max((integer_noise_epsilon(a, b, log_f, lo, hi, reach)
+                for a, b in pair_pmfs(framework, weight_fns)), default=0.0)
+
+
+def noise_shift_loss(log_f: LogPmf, lo: int, hi: int, shift: int, reach: int = 2) -> float:
+    """sup over all integers z of |log f(z)/f(z + shift)| (plain DP for a shift by ``shift``).
+
+    Below ``lo − shift`` and from ``hi`` up both points lie in one geometric tail and the
+    ratio is constant, so the window ``lo − shift − reach .. hi + reach`` holds the supremum.
+    """
+    z = np.arange(lo - abs(shift) - reach, hi + reach + 1)
+    a, b = log_f(z), log_f(z + abs(shift))
+    if np.any(np.isfinite(a) != np.isfinite(b)):
+        return math.inf
+    both = np.isfinite(a)
+    return float(np.max(np.abs(a[both] - b[both]), initial=0.0))
+
+
+def weight_shifts(scenarios, query) -> list[int]:
+    """Every positive change of F that changing one record (one node's state) can cause."""
+    (fn,) = query_weight_fns(scenarios, query)
+    shifts = set()
+    for v in scenarios.nodes:
+        values = [fn(v, s) for s in scenarios.states_of(v)]
+        shifts |= {abs(int(a) - int(b)) for a in values for b in values if a != b}
+    return sorted(shifts)
 
 
 # ------------------------------------------------------------------------- random models
