@@ -21,9 +21,15 @@ that Laplace mass: a term the solver neglects is then at most ~1e-9/``FLOOR`` of
 it is compared with, and the exact audit with tightening absorbs the rest (the cost is at most
 ``FLOOR`` times the Laplace loss).
 
-The plain-DP floor ``f(z) <= e^{ε'} f(z ± L)`` adds two sparse rows per ``z`` in
-``[lo - L, hi]``; beyond, both points are in one tail, where the ratio is ``e^{L/λ}``
-(``λ >= L/ε'`` is the caller's job).
+The plain-DP floor ``f(z) <= e^{ε'} f(z ± d)`` adds, for every move ``d`` one record can
+cause (:func:`dp_shifts`; :func:`dp_loss` checks the sampled law), two sparse rows per ``z`` in ``[lo - d, hi]``; beyond, both points are in one tail,
+where the ratio is ``e^{d/λ}`` (``λ >= max d / ε'`` is the caller's job). On the scaled
+columns a row reads ``x_p <= c x_q``; it is written ``x_p / c - x_q <= 0`` (largest
+coefficient 1), dropped when the bounds ``x_p <= 1/unit_p``, ``x_q >= FLOOR`` already imply
+it (so a floor that cannot bind never reaches the solver, however large ``e^{ε'}``), and
+``1/c`` is raised to ``1/MAX_RATIO`` when smaller (a stronger row, still sound, that the
+solver resolves; it binds only where ε' exceeds ``log MAX_RATIO`` plus the Laplace law's
+own log ratio, see ``docs/optimal-noise.md``).
 
 Examples
 --------
@@ -43,11 +49,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SolverError
+from ..errors import InvalidParameterError, SolverError
+from ..noise import IntegerNoise
 from ..privacy_loss._pair_rows import Group
 from ..privacy_loss._pmf_audit import PmfGroup, TailedLaw
+from ..queries import Query
+from ..secrets import Framework
 
-__all__ = ["NoiseLP", "SolverError", "dp_rows", "loss_vector", "objective_value"]
+__all__ = ["NoiseLP", "SolverError", "dp_loss", "dp_rows", "dp_shift", "dp_shifts",
+           "laplace_unit", "loss_vector", "objective_value"]
 
 #: Rows added per round of constraint generation (at least; see NoiseLP.build).
 BATCH = 400
@@ -57,6 +67,9 @@ PER_PAIR = 1
 MAX_ROUNDS = 200
 #: Every mass is at least this fraction of the discrete Laplace law's mass there (see below).
 FLOOR = 1e-6
+#: A DP-floor row ``x_p <= c x_q`` on the scaled columns with ``c`` above this is tightened to
+#: ``c = MAX_RATIO`` (HiGHS drops coefficients below 1e-9 and refuses those above 1e15).
+MAX_RATIO = 1e7
 
 
 def loss_vector(loss: tuple, lo: int, hi: int, tail_scale: float) -> np.ndarray:
@@ -84,26 +97,125 @@ def objective_value(objective: np.ndarray, v: np.ndarray) -> float:
     return float(objective @ v / v.sum())
 
 
-def _mass_map(lo: int, hi: int, tail_scale: float, z: np.ndarray) -> Any:
-    """The linear map ``v -> f(z)`` for integers ``z`` (one row per entry, one nonzero each),
-    a scipy sparse matrix (scipy is imported lazily, DESIGN §4)."""
+def laplace_unit(lo: int, hi: int, tail_scale: float) -> np.ndarray:
+    """The column scales: the masses ``v`` of the discrete Laplace law with the tails' scale
+    on the core ``lo .. hi`` (tails summed into the edges; every entry positive).
+
+    Examples
+    --------
+    >>> laplace_unit(-1, 1, 1.0).round(4).tolist()   # r/(1+r), (1-r)/(1+r), r/(1+r)
+    [0.2689, 0.4621, 0.2689]
+    """
+    z = np.arange(lo + 1, hi)
+    r = math.exp(-1.0 / tail_scale)
+    edge = np.array([r ** -lo, r ** hi]) / (1 + r)
+    inner = (1 - r) / (1 + r) * np.exp(-np.abs(z) / tail_scale)
+    return np.concatenate(([edge[0]], inner, [edge[1]]))[:hi - lo + 1]
+
+
+def dp_shift(framework: Framework, query: Query, floor: bool = True) -> int:
+    """L, the query's Lipschitz constant (at least 1): the largest of :func:`dp_shifts`
+    for a weighted query; with ``floor`` a non-integer L is refused.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.queries import Count, LinearQuery
+    >>> fw = Framework(MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3))
+    >>> dp_shift(fw, Count(1)), dp_shift(fw, LinearQuery({0: 2, 1: -1}))
+    (1, 3)
+    """
+    lipschitz = float(query.lipschitz_for(framework.scenarios))
+    if floor and lipschitz != round(lipschitz):
+        raise InvalidParameterError(f"dp_epsilon needs an integer Lipschitz constant, the "
+                                    f"query {query.name} has {lipschitz!r}")
+    return max(int(round(lipschitz)), 1)
+
+
+def dp_shifts(framework: Framework, query: Query) -> tuple[int, ...]:
+    """Every ``|F(x') - F(x)| > 0`` one record's change can cause, which the DP floor
+    constrains (``docs/optimal-noise.md``, "The DP floor"): the positive differences of
+    the weights of one node's states, over every node; ``1 .. L`` for a query without
+    weights. A non-integer difference is refused.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.queries import Count, LinearQuery
+    >>> fw = Framework(MarkovChainScenario([[0.2, 0.3, 0.5]] * 3, "stationary", 3))
+    >>> dp_shifts(fw, Count(1)), dp_shifts(fw, LinearQuery({0: 0, 1: 1, 2: 3}))
+    ((1,), (1, 2, 3))
+    """
+    if not hasattr(query, "weights_of"):
+        return tuple(range(1, dp_shift(framework, query) + 1))
+    scenarios = framework.scenarios
+    rows = {tuple(query.weights_of(scenarios, v)) for v in query.node_list(scenarios)}
+    gaps = {abs(a - b) for row in rows for a in row for b in row if a != b}
+    odd = next((g for g in sorted(gaps) if g != round(g)), None)
+    if odd is not None:
+        raise InvalidParameterError(f"dp_epsilon needs integer moves of the query, but one "
+                                    f"record moves {query.name} by {odd!r}; use integer "
+                                    "weights")
+    return tuple(sorted({int(round(g)) for g in gaps}))
+
+
+def dp_loss(noise: IntegerNoise, shifts: tuple[int, ...]) -> float:
+    """The plain-DP loss of ``F + noise`` when one record moves F by any of ``shifts``:
+    ``max_d max_z |log f(z)/f(z + d)|`` (0 for no shift).
+
+    Examples
+    --------
+    >>> noise = IntegerNoise(lo=-1, weights=(1, 2, 1), tail_scale=1.0)
+    >>> round(dp_loss(noise, (1, 2)), 6), dp_loss(noise, ())   # log(f(0)/f(2)), d = 2
+    (2.151822, 0.0)
+    """
+    return max((noise.shift_loss(d) for d in shifts), default=0.0)
+
+
+def _floor_terms(lo: int, hi: int, tail_scale: float, shifts: tuple[int, ...],
+                 dp_epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Columns ``p``, ``q`` and ``log c`` of the rows ``x_p <= c x_q`` (scaled columns) that
+    say ``f(z) <= e^{ε'} f(y)``, ``|z - y| = d``: ``log c = ε' - (|y| - |z|)/λ``, the
+    Laplace masses being ``∝ e^{-|z|/λ}`` inside the core and along its tails."""
+    m, parts = hi - lo, []
+    for d in shifts:
+        z = np.arange(lo - d, hi + 1)
+        parts += [(z, z + d), (z + d, z)]
+    here = np.concatenate([a for a, _ in parts])
+    there = np.concatenate([b for _, b in parts])
+    log_c = dp_epsilon - (np.abs(there) - np.abs(here)) / tail_scale
+    return np.clip(here - lo, 0, m), np.clip(there - lo, 0, m), log_c
+
+
+def dp_rows(lo: int, hi: int, tail_scale: float, shifts: tuple[int, ...],
+            dp_epsilon: float) -> Any:
+    """The DP floor's rows on the scaled columns (module docstring): ``x_p / c - x_q <= 0``
+    for ``f(z) <= e^{ε'} f(z ± d)``, ``d`` in ``shifts``, ``z`` in ``[lo - d, hi]``, less
+    those the bounds imply and those within one tail; None when none is left.
+
+    Examples
+    --------
+    >>> dp_rows(-3, 3, 1.0, (1,), 2.0).shape            # 2 x 8 rows, 4 within one tail
+    (12, 7)
+    >>> dp_rows(-3, 3, 1.0, (1,), 1e6) is None          # e^{1e6}: no row can bind
+    True
+    """
     from scipy import sparse  # type: ignore[import-untyped]
 
-    m, r1 = hi - lo, -math.expm1(-1.0 / tail_scale)
-    col = np.clip(z - lo, 0, m)
-    val = np.where(z >= hi, r1 * np.exp(-(z - hi) / tail_scale),
-                   np.where(z <= lo, r1 * np.exp(-(lo - z) / tail_scale), 1.0))
-    return sparse.csr_matrix((val, (np.arange(z.size), col)), shape=(z.size, m + 1))
-
-
-def dp_rows(lo: int, hi: int, tail_scale: float, shift: int, dp_epsilon: float) -> Any:
-    """Rows ``f(z) - e^{ε'} f(z + L) <= 0`` and the reverse for ``z`` in ``[lo - L, hi]``."""
-    from scipy import sparse  # type: ignore[import-untyped]
-
-    z = np.arange(lo - shift, hi + 1)
-    here, there = (_mass_map(lo, hi, tail_scale, z), _mass_map(lo, hi, tail_scale, z + shift))
-    k = math.exp(dp_epsilon)
-    return sparse.vstack([here - k * there, there - k * here]).tocsr()
+    if not shifts:
+        return None
+    p, q, log_c = _floor_terms(lo, hi, tail_scale, tuple(shifts), dp_epsilon)
+    # x_p <= 1/unit_p and x_q >= FLOOR imply the row when c FLOOR >= 1/unit_p (x2 to spare)
+    implied = log_c + math.log(FLOOR / 2) >= -np.log(laplace_unit(lo, hi, tail_scale))[p]
+    keep = (p != q) & ~implied
+    if not keep.any():
+        return None
+    n = int(keep.sum())
+    inverse = np.exp(-np.minimum(log_c[keep], math.log(MAX_RATIO)))
+    rows = np.repeat(np.arange(n), 2)
+    cols = np.column_stack([p[keep], q[keep]]).ravel()
+    vals = np.column_stack([inverse, -np.ones(n)]).ravel()
+    return sparse.csr_matrix((vals, (rows, cols)), shape=(n, hi - lo + 1))
 
 
 @dataclass(eq=False)
@@ -114,7 +226,7 @@ class NoiseLP:
     lo: int
     hi: int
     objective: np.ndarray
-    extra: Any = None                 # fixed rows (the DP floor), a sparse matrix or None
+    extra: Any = None                 # fixed rows on the scaled columns (the DP floor) or None
     batch: int = BATCH
     rounds: int = 0                   # LP solves so far (set by the caller)
     cuts: set = field(default_factory=set)
@@ -144,12 +256,7 @@ class NoiseLP:
         the same core (every entry positive), so that a row's scaled coefficients are the
         parts of that law's output density and no term is negligible for the solver only
         because the masses differ by orders of magnitude."""
-        m = self.hi - self.lo
-        z = np.arange(self.lo + 1, self.hi)
-        r = math.exp(-1.0 / self.tail_scale)
-        edge = np.array([r ** -self.lo, r ** self.hi]) / (1 + r)
-        inner = (1 - r) / (1 + r) * np.exp(-np.abs(z) / self.tail_scale)
-        return np.concatenate(([edge[0]], inner, [edge[1]]))[:m + 1]
+        return laplace_unit(self.lo, self.hi, self.tail_scale)
 
     def _matrix(self, epsilon: float) -> Any:
         """The generated rows at ``epsilon`` on the scaled columns, each scaled to a largest
@@ -168,7 +275,7 @@ class NoiseLP:
             self.scaled = (epsilon, np.vstack([self.scaled[1], rows]))
         blocks = [sparse.csr_matrix(self.scaled[1])] if self.scaled[1].shape[0] else []
         if self.extra is not None:
-            blocks.append(sparse.csr_matrix(self.extra.multiply(self.unit[None, :])))
+            blocks.append(sparse.csr_matrix(self.extra))
         return sparse.vstack(blocks).tocsr() if blocks else None
 
     def _solve_once(self, epsilon: float) -> np.ndarray:
@@ -181,7 +288,8 @@ class NoiseLP:
                       options={"primal_feasibility_tolerance": 1e-10,
                                "dual_feasibility_tolerance": 1e-10})
         if res.status != 0:
-            raise SolverError(f"the noise LP failed ({res.message}); please report this")
+            raise SolverError(f"the noise LP failed ({res.message}); ask for a smaller "
+                              "epsilon or dp_epsilon, or use ExactLaplaceMechanism")
         return np.clip(res.x, 0.0, None) * unit
 
     def _violations(self, v: np.ndarray, epsilon: float, tol: float) -> list[tuple]:

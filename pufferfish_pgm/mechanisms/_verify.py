@@ -14,7 +14,8 @@ again from scratch, never trusting the recorded evidence:
 * a certificate of integer noise (``OptimalNoiseMechanism``) is audited on its recorded pmf,
   the law that is sampled (:func:`~pufferfish_pgm.privacy_loss.audit_integer_noise`), and
   when it promises a plain-DP floor ε' the pmf must have
-  ``max_z |log f(z)/f(z ± L)| <= ε'`` (L the query's Lipschitz constant).
+  ``max_z |log f(z)/f(z ± d)| <= ε'`` for every move d one record can cause
+  (:func:`~pufferfish_pgm.mechanisms.optimal.dp_shifts`).
 
 Examples
 --------
@@ -46,7 +47,7 @@ from ..secrets import Framework
 from . import _certificate, _certificate_noise
 from .base import Calibration, Mechanism
 from .markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism
-from .optimal import OptimalCalibration, dp_shift
+from .optimal import OptimalCalibration, dp_loss, dp_shifts
 
 __all__ = ["AUDIT_NODES", "Verification", "verify"]
 
@@ -82,7 +83,7 @@ class Verification:
         One line saying what was checked and the result.
     dp_epsilon, dp_realised : float or None
         Integer noise with a plain-DP floor: the certified ε' and the pmf's
-        ``max_z |log f(z)/f(z ± L)|`` (None otherwise).
+        ``max_z |log f(z)/f(z ± d)|`` over every move d of one record (None otherwise).
     """
 
     holds: bool
@@ -128,12 +129,13 @@ def _verify_noise(cal: OptimalCalibration, doc: dict) -> Verification:
     dp = _certificate_noise.dp_epsilon_of(doc["noise"])
     realised = None
     if dp is not None:
-        shift = dp_shift(cal.framework, cal.query)
-        realised = cal.noise.shift_loss(shift)
-        ok = realised <= dp * (1 + RTOL)
+        shifts = dp_shifts(cal.framework, cal.query)
+        realised = dp_loss(cal.noise, shifts)
+        ok = realised <= dp * (1 + RTOL) and realised < float("inf")
         holds = holds and ok
-        checks.append(f"DP floor: max_z |log f(z)/f(z±{shift})| = {realised:.6g} "
-                      f"{'<=' if ok else '>'} dp_epsilon = {dp}")
+        moves = ", ".join(map(str, shifts[:6])) + (", ..." if len(shifts) > 6 else "")
+        checks.append(f"DP floor: max_z |log f(z)/f(z±d)| over d in {{{moves}}} = "
+                      f"{realised:.6g} {'<=' if ok else '>'} dp_epsilon = {dp}")
     message = _message(holds, f"{cal.mechanism} integer noise with E|Z| = "
                               f"{cal.noise.mean_abs:.6g} for {cal.query.name} at "
                               f"ε={cal.epsilon}", checks)

@@ -4,8 +4,9 @@
 finite core and geometric tails (``docs/optimal-noise.md``): minimise ``E|Z|`` (or ``E Z²``,
 or ``P(|Z| > t)``) subject to ``Σ_x μ_a(x) f(w - x) <= e^ε Σ_x μ_b(x) f(w - x)`` for every
 secret pair, every θ and every integer output ``w``, optionally with the plain-DP floor
-``f(z) <= e^{ε'} f(z ± L)``. The tails' scale is that of the exact discrete Laplace
-calibration (or ``L/ε'`` if larger), widened by 1e-4, so the far outputs are private by the
+``f(z) <= e^{ε'} f(z ± d)`` for every move ``d`` one record can cause (:func:`dp_shifts`).
+The tails' scale is that of the exact discrete Laplace calibration (or ``L/ε'`` if larger,
+L the largest move), widened by 1e-4, so the far outputs are private by the
 monotonicity of §3.7 and the discrete Laplace law itself is (nearly) feasible: the optimum is
 never worse than it.
 
@@ -46,14 +47,14 @@ from ..privacy_loss._pmf_audit import noise_report
 from ..queries import Query
 from ..secrets import Framework
 from ._certificate_noise import noise_calibration
-from ._optimal_lp import NoiseLP, dp_rows
+from ._optimal_lp import NoiseLP, dp_loss, dp_rows, dp_shift, dp_shifts
 from ._release import Release
 from .base import Calibration, Mechanism
 from .evidence import OptimalNoiseEvidence
 from .exact import ExactLaplaceMechanism
 
-__all__ = ["OptimalCalibration", "OptimalNoiseMechanism", "OptimalRelease", "dp_shift",
-           "laplace_loss"]
+__all__ = ["OptimalCalibration", "OptimalNoiseMechanism", "OptimalRelease", "dp_loss",
+           "dp_shift", "dp_shifts", "laplace_loss"]
 
 #: Relative tightenings of the LP's target tried in turn until the sampled law passes.
 MARGINS = (1e-7, 1e-5, 1e-3, 1e-2, 0.1)
@@ -79,25 +80,6 @@ def laplace_loss(loss: tuple, scale: float) -> float:
     if loss[0] == "square":
         return 2 * r / (1 - r) ** 2
     return 2 * r ** (loss[1] + 1) / (1 + r)
-
-
-def dp_shift(framework: Framework, query: Query, floor: bool = True) -> int:
-    """L, the query's Lipschitz constant, by which the DP floor ``f(z) <= e^{ε'} f(z ± L)``
-    shifts (at least 1); with ``floor`` a non-integer L is refused.
-
-    Examples
-    --------
-    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
-    >>> from pufferfish_pgm.queries import Count, LinearQuery
-    >>> fw = Framework(MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3))
-    >>> dp_shift(fw, Count(1)), dp_shift(fw, LinearQuery({0: 2, 1: -1}))
-    (1, 3)
-    """
-    lipschitz = float(query.lipschitz_for(framework.scenarios))
-    if floor and lipschitz != round(lipschitz):
-        raise InvalidParameterError(f"dp_epsilon needs an integer Lipschitz constant, the "
-                                    f"query {query.name} has {lipschitz!r}")
-    return max(int(round(lipschitz)), 1)
 
 
 def _check_loss(loss: object) -> tuple:
@@ -179,10 +161,10 @@ def _point_mass() -> IntegerNoise:
 
 @dataclass(frozen=True, kw_only=True)
 class _Problem:
-    """What one calibration works with: the LP, the shift of the DP floor and the names."""
+    """What one calibration works with: the LP, the shifts of the DP floor and the names."""
 
     groups: tuple
-    shift: int
+    shifts: tuple[int, ...]
     names: list
     skipped: tuple
     coverage: str
@@ -200,8 +182,9 @@ class OptimalNoiseMechanism(Mechanism):
     loss : ``"abs"``, ``"square"`` or ``("tail", t)``
         Minimise ``E|Z|``, ``E Z²`` or ``P(|Z| > t)``.
     dp_epsilon : float, optional
-        Also guarantee plain ε'-DP for a change of one record: ``f(z) <= e^{ε'} f(z ± L)``
-        for every integer z (L the query's Lipschitz constant), against any attacker.
+        Also guarantee plain ε'-DP for a change of one record: ``f(z) <= e^{ε'} f(z ± d)``
+        for every integer z and every move d one record can cause (:func:`dp_shifts`),
+        against any attacker.
     core_width : int, optional
         Half-width K of the core ``-K .. K`` (default ``min(8 λ + 1, D + 1)``, λ the tails'
         scale and D the range of the answers). Wider cores can only lower the loss.
@@ -212,7 +195,7 @@ class OptimalNoiseMechanism(Mechanism):
     ------
     InvalidParameterError
         A bad ``loss``, ``dp_epsilon`` or ``core_width``; at calibration, a query that is
-        not one integer coordinate, or ``dp_epsilon`` with a non-integer Lipschitz constant.
+        not one integer coordinate, or ``dp_epsilon`` with non-integer moves of the query.
 
     Examples
     --------
@@ -237,11 +220,11 @@ class OptimalNoiseMechanism(Mechanism):
             object.__setattr__(self, "core_width", positive_int("core_width", self.core_width))
         object.__setattr__(self, "max_grid", positive_int("max_grid", self.max_grid))
 
-    def _shift(self, framework: Framework, query: Query) -> int:
-        return dp_shift(framework, query, self.dp_epsilon is not None)
+    def _shifts(self, framework: Framework, query: Query) -> tuple[int, ...]:
+        return () if self.dp_epsilon is None else dp_shifts(framework, query)
 
-    def _tail_scale(self, laplace_scale: float, shift: int) -> float:
-        floor = 0.0 if self.dp_epsilon is None else shift / self.dp_epsilon
+    def _tail_scale(self, laplace_scale: float, shifts: tuple[int, ...]) -> float:
+        floor = 0.0 if self.dp_epsilon is None else max(shifts, default=0) / self.dp_epsilon
         return max(laplace_scale, floor)
 
     def _problem(self, framework: Framework, query: Query, executor: Any
@@ -253,25 +236,25 @@ class OptimalNoiseMechanism(Mechanism):
         if len(names) != 1:
             raise InvalidParameterError(f"OptimalNoiseMechanism releases one integer "
                                         f"coordinate; {query.name} has {len(names)}")
-        shift = self._shift(framework, query)
+        shifts = self._shifts(framework, query)
         groups, skipped = build_groups(framework, engine, matrix, offset, self.max_grid,
                                        executor)
         laplace = ExactLaplaceMechanism(epsilon=self.epsilon, max_grid=self.max_grid
                                         ).calibrate(framework, query, executor=executor)
-        if not groups and self.dp_epsilon is not None:
+        if not groups and shifts:
             raise InvalidParameterError(
                 "no secret pair is possible under any one scenario, so nothing shapes the "
                 "noise but the dp_epsilon floor; release with EntryDPMechanism("
                 f"epsilon={self.dp_epsilon!r}) for that floor alone")
         quiet = noiseless_epsilon(groups) <= self.epsilon * (1 - NOISELESS_MARGIN)
-        if not groups or (quiet and self.dp_epsilon is None):
+        if not groups or (quiet and not shifts):       # no shifts: F is constant, or no floor
             return None, laplace
-        return _Problem(groups=tuple(groups), shift=shift, names=names, skipped=skipped,
+        return _Problem(groups=tuple(groups), shifts=shifts, names=names, skipped=skipped,
                         coverage=coverage_note(framework), laplace_scale=laplace.scale), laplace
 
     def _lp(self, problem: _Problem, widen: float) -> NoiseLP:
         """The LP with tails of scale ``max(λ*, L/ε') · widen`` and the default core."""
-        tail = self._tail_scale(problem.laplace_scale, problem.shift) * widen
+        tail = self._tail_scale(problem.laplace_scale, problem.shifts) * widen
         span = max(int(g.grids[0][-1] - g.grids[0][0]) for g in problem.groups)
         k = self.core_width or min(math.ceil(8 * tail) + 1, span + 1)
         return NoiseLP.build(list(problem.groups), lo=-k, hi=k, tail_scale=tail,
@@ -294,7 +277,7 @@ class OptimalNoiseMechanism(Mechanism):
         rounds = 0
         for margin in MARGINS:
             if self.dp_epsilon is not None:
-                lp.extra = dp_rows(lp.lo, lp.hi, lp.tail_scale, problem.shift,
+                lp.extra = dp_rows(lp.lo, lp.hi, lp.tail_scale, problem.shifts,
                                    self.dp_epsilon * (1 - margin))
             target = self.epsilon * (1 - margin)
             v, used = lp.solve(target, tol=0.5 * margin * self.epsilon)
@@ -302,13 +285,18 @@ class OptimalNoiseMechanism(Mechanism):
             noise = IntegerNoise.quantise(lp.lo, v, lp.tail_scale)
             report = noise_report(lp.groups, noise, problem.names, problem.skipped,
                                   problem.coverage)
-            dp_ok = (self.dp_epsilon is None or
-                     noise.shift_loss(problem.shift) <= self.dp_epsilon * (1 + SLACK))
+            dp = 0.0 if self.dp_epsilon is None else dp_loss(noise, problem.shifts)
+            dp_ok = self.dp_epsilon is None or _within(dp, self.dp_epsilon)
             if report.passes(self.epsilon, SLACK) and dp_ok:
                 lp.rounds = rounds
                 return noise, report, margin, lp
-        raise SolverError(f"no quantised noise law passed the exact audit after tightening "
-                          f"the LP by {MARGINS[-1]:g}; please report this")
+        raise SolverError(
+            f"no quantised noise law passed after tightening the LP by {MARGINS[-1]:g}: the "
+            f"last had realised ε = {report.epsilon:.6g} for ε = {self.epsilon}"
+            + ("" if self.dp_epsilon is None else
+               f" and DP loss {dp:.6g} for dp_epsilon = {self.dp_epsilon}")
+            + " (the LP's optimum does not survive rounding its masses to weights over "
+              "2**61); ask for a smaller epsilon or dp_epsilon, or use ExactLaplaceMechanism")
 
     def calibrate(self, framework: Framework, query: Query, *,
                   executor: Any = None) -> OptimalCalibration:
@@ -324,6 +312,7 @@ class OptimalNoiseMechanism(Mechanism):
                 loss=repr(self.loss), objective=0.0, mean_abs=0.0,
                 laplace_scale=laplace.scale, laplace_objective=lap, laplace_mean_abs=0.0,
                 ratio=0.0 if lap else math.nan, tail_scale=noise.tail_scale, core=(-1, 1),
+                dp_epsilon=self.dp_epsilon, dp_realised=None if self.dp_epsilon is None else 0.0,
                 note="releasing F itself already meets epsilon: no noise needed"))
         noise, report, margin, lp = self._solve(problem)
         objective = _loss_of(noise, loss)
@@ -335,7 +324,7 @@ class OptimalNoiseMechanism(Mechanism):
             ratio=objective / lap if lap else math.nan, tail_scale=noise.tail_scale,
             core=(noise.lo, noise.hi), dp_epsilon=self.dp_epsilon,
             dp_realised=(None if self.dp_epsilon is None
-                         else noise.shift_loss(problem.shift)),
+                         else dp_loss(noise, problem.shifts)),
             lp_rows=len(lp.cuts), lp_rounds=lp.rounds, margin=margin))
 
     def _calibration(self, framework: Framework, query: Query, noise: IntegerNoise,
@@ -343,6 +332,11 @@ class OptimalNoiseMechanism(Mechanism):
         return OptimalCalibration(mechanism=self.name, epsilon=self.epsilon, scale=math.nan,
                                   query=query, framework=framework, evidence=evidence,
                                   noise=noise)
+
+
+def _within(realised: float, dp_epsilon: float) -> bool:
+    """Whether a DP loss keeps the floor (up to float rounding; an infinite loss never)."""
+    return math.isfinite(realised) and realised <= dp_epsilon * (1 + SLACK)
 
 
 def _loss_of(noise: IntegerNoise, loss: tuple) -> float:
