@@ -7,7 +7,9 @@ Data forms accepted (nothing is released if any record is invalid):
   T states (list, 1-D numpy array, Series);
 * many users: a 2-D numpy array (one row per user), a list of such sequences or dicts, or a
   pandas DataFrame with one row per user (columns = nodes for a network, T columns in time
-  order for a chain).
+  order for a chain). A network's DataFrame needs a column only for the nodes the query reads
+  (its other nodes do not change the answer); a missing column the query reads is an error
+  naming it, raised when the answers are evaluated.
 
 Users are independent of each other and each follows the same class Θ. ``per_user=False``
 releases one noisy aggregate: other users' contributions are independent of a user's secret,
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -38,8 +41,19 @@ from ..queries import Histogram, Query, WeightedQuery, WindowedQuery
 from ..scenarios import Scenario, ScenarioClass, as_class
 from ..secrets import Framework
 
-__all__ = ["Release", "coordinate_names", "encode", "encode_rows", "evaluate", "evaluate_codes",
-           "records"]
+__all__ = ["ABSENT", "Release", "coordinate_names", "encode", "encode_rows", "evaluate",
+           "evaluate_codes", "read_nodes", "records"]
+
+
+#: The code of an entry whose node has no column in a DataFrame (see :func:`evaluate_codes`).
+ABSENT = -2
+
+
+class _Absent(Enum):
+    """The value of a node a DataFrame has no column for (an Enum member: it pickles to
+    itself, so chunks released on other processes still recognise it)."""
+
+    COLUMN = "no column"
 
 
 def _is_table(data: Any) -> bool:
@@ -73,19 +87,25 @@ def _rows(cls: ScenarioClass, data: Any) -> tuple[list | np.ndarray, bool]:
 
 
 def _table_rows(cls: ScenarioClass, frame: Any) -> np.ndarray:
-    """A DataFrame's rows in node order: columns named by node (networks) or in time order."""
+    """A DataFrame's rows in node order: columns named by node (networks) or in time order.
+
+    A node without a column gets :attr:`_Absent.COLUMN` (code :data:`ABSENT`): only the
+    columns the query reads are needed, which :func:`evaluate_codes` checks.
+    """
     if cls.kind != "network":
         return frame.to_numpy()
     nodes = cls.nodes
-    missing = [v for v in nodes if v not in frame.columns]
-    if missing:
-        raise InvalidDataError(f"the data has no column for node {missing[0]!r}; "
-                               f"columns are {list(frame.columns)[:10]}")
     unknown = [c for c in frame.columns if c not in set(nodes)]
     if unknown:
         raise InvalidDataError(f"the data has a column {unknown[0]!r} that is not a "
                                f"node of the model; nodes are {list(nodes)[:10]}")
-    return frame[list(nodes)].to_numpy()
+    if all(v in frame.columns for v in nodes):
+        return frame[list(nodes)].to_numpy()
+    rows = np.full((len(frame), len(nodes)), _Absent.COLUMN, dtype=object)
+    for j, v in enumerate(nodes):
+        if v in frame.columns:
+            rows[:, j] = frame[v].to_numpy()
+    return rows
 
 
 def _from_mapping(nodes: tuple, record: Mapping, row: int) -> list:
@@ -162,9 +182,10 @@ def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: tuple,
         import pandas as pd  # type: ignore[import-untyped]
 
         labels, uniques = pd.factorize(flat, use_na_sentinel=True)
+        lookup[_Absent.COLUMN] = ABSENT
         table = np.array([lookup.get(u, -1) for u in uniques] + [-1], dtype=np.int64)
         out = table[labels]
-    bad = np.flatnonzero(out < 0)
+    bad = np.flatnonzero(out == -1)
     if len(bad):
         row, col = divmod(int(bad[0]), values.shape[1])
         where = node if node is not None else nodes[col]
@@ -185,7 +206,12 @@ def evaluate(framework: Framework, query: Query, data: Any) -> np.ndarray:
 
 
 def evaluate_codes(cls: ScenarioClass, query: Query, codes: np.ndarray) -> np.ndarray:
-    """Exact answers from already encoded state codes ``(n_users, n_nodes)``."""
+    """Exact answers from already encoded state codes ``(n_users, n_nodes)``.
+
+    Raises :class:`InvalidDataError` naming the node when a column the query reads was absent
+    from the data (code :data:`ABSENT`).
+    """
+    _check_read(cls, query, codes)
     if isinstance(query, Histogram):
         return np.stack([evaluate_codes(cls, bar, codes) for bar in query.bars(cls)], axis=-1)
     if isinstance(query, WindowedQuery):   # the parts' answers side by side, window by window
@@ -198,6 +224,41 @@ def evaluate_codes(cls: ScenarioClass, query: Query, codes: np.ndarray) -> np.nd
     weights = query.weight_table(cls)
     picked = np.take_along_axis(weights, codes[:, cols].T, axis=1).sum(axis=0)
     return picked.astype(np.int64) if query.integer else picked
+
+
+def read_nodes(cls: ScenarioClass, query: Query) -> tuple:
+    """The nodes whose values ``query`` reads, in model order (every node when it does not
+    say).
+
+    Examples
+    --------
+    >>> import pufferfish_pgm as pp
+    >>> from pufferfish_pgm.scenarios import default_model_path, load_scenarios
+    >>> asia = load_scenarios(default_model_path("asia.bif"))
+    >>> read_nodes(asia, pp.Count("yes", ("lung", "tub")))
+    ('tub', 'lung')
+    """
+    if isinstance(query, Histogram):
+        used = {v for bar in query.bars(cls) for v in read_nodes(cls, bar)}
+    elif isinstance(query, WeightedQuery):
+        used = set(query.node_list(cls))
+    else:
+        return tuple(cls.nodes)
+    return tuple(v for v in cls.nodes if v in used)
+
+
+def _check_read(cls: ScenarioClass, query: Query, codes: np.ndarray) -> None:
+    """Refuse answers that would read a node the data has no column for."""
+    if codes.size == 0 or int(codes.min()) != ABSENT:
+        return
+    read = read_nodes(cls, query)
+    index = {v: j for j, v in enumerate(cls.nodes)}
+    absent = [v for v in read if bool(np.any(codes[:, index[v]] == ABSENT))]
+    if absent:
+        shown = ", ".join(map(str, read[:12])) + (", ..." if len(read) > 12 else "")
+        raise InvalidDataError(
+            f"the data has no column for node {absent[0]!r}, which the query {query.name} "
+            f"reads; give a column for each of the {len(read)} nodes it reads ({shown})")
 
 
 def coordinate_names(cls: ScenarioClass, query: Query) -> tuple[str, ...]:
@@ -235,6 +296,8 @@ class Release:
         Names of a vector's coordinates (the last axis of ``value``): a histogram's bars,
         ``'count(walk)@[0,60)'`` per window of a windowed query; empty for a scalar.
 
+    Notes
+    -----
     The noise is read from the type of ``value``, exactly as
     :func:`~pufferfish_pgm.noise.add_noise` chose it: integers carry exact discrete Laplace
     noise, P(k) proportional to exp(-|k| / scale); floats carry discrete Laplace noise on a

@@ -84,6 +84,8 @@ class BayesianNetworkScenario(_Domain):
         Already validated tables instead of ``model`` (what :func:`dataclasses.replace`
         passes); give one of ``model`` and ``tables``.
 
+    Notes
+    -----
     The scenario is immutable and holds no cache: what the stages above derive from it (the
     elimination order and compiled plans of :mod:`pufferfish_pgm.inference`, the count-law
     engines of :mod:`pufferfish_pgm.queries`) is kept by those stages, per scenario object,
@@ -224,6 +226,8 @@ class MarkovChainScenario(_Domain):
     states : sequence, optional
         State names; 0..k-1 when omitted.
 
+    Notes
+    -----
     ``initial="stationary"`` is resolved to an array when the chain is made, so
     ``dataclasses.replace(mc, length=10)`` keeps the start distribution and
     ``dataclasses.replace(mc, transition=q)`` does not recompute it (pass
