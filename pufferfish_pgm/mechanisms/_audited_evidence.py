@@ -116,7 +116,8 @@ class OptimalNoiseEvidence(AuditedEvidence):
     core : tuple of int
         ``(lo, hi)``: where the tails start.
     dp_epsilon, dp_realised : float or None
-        The plain-DP floor asked for and ``max_z |log f(z)/f(z ± L)|`` of the sampled law.
+        The plain-DP floor asked for and the sampled law's DP loss
+        ``max_z |log f(z)/f(z ± d)|`` over every move d of one record.
     lp_rows, lp_rounds : int
         Constraint rows generated and LP solves.
     margin : float
