@@ -7,8 +7,10 @@ calibration it certifies, and :func:`load` builds it (``Calibration.to_json`` an
 ``Calibration.from_json`` delegate here). This module does not import ``base`` so that ``base``
 can import it; :mod:`pufferfish_pgm.mechanisms._verify` re-proves a certificate. The values in
 JSON types live in :mod:`._certificate_values`, the model and query in
-:mod:`._certificate_model`, and the integer noise law of an optimal-noise calibration (written
-exactly, ``"scale": null``) in :mod:`._certificate_noise`.
+:mod:`._certificate_model`, the integer noise law of an optimal-noise calibration (written
+exactly, ``"scale": null``) in :mod:`._certificate_noise`, and the typed reading of every field
+(a malformed document is refused naming the field by its JSON path) in
+:mod:`._certificate_schema`.
 
 Fingerprints are SHA-256 digests of canonical JSON (sorted keys, no spaces, ASCII), with every
 probability written by ``float.hex``, so they are the same on every machine. The document's own
@@ -34,8 +36,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
@@ -50,11 +53,13 @@ from ._certificate_model import (
     scenario_json,
 )
 from ._certificate_noise import is_noise_calibration, noise_class, noise_from, noise_json
+from ._certificate_schema import REPAIR, describe, field, finite_float, loads
 from ._certificate_values import canonical, jsonable, sha256
 from .evidence import AuditedEvidence, Evidence
 
 __all__ = ["FORMAT", "FORMAT_NAME", "FORMAT_VERSION", "PAIR_LIST_LIMIT", "CertifiedEvidence",
-           "canonical", "document_of", "load", "parse", "read", "sha256", "write"]
+           "arguments", "canonical", "document_of", "load", "load_document", "parse", "read",
+           "sha256", "write"]
 
 FORMAT_NAME = "pufferfish_pgm.calibration"
 FORMAT_VERSION = 1
@@ -80,7 +85,7 @@ class CertifiedEvidence(Evidence):
     """
 
     source: str
-    record: Mapping[str, Any] = field(default_factory=dict)
+    record: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     audit_epsilon: float | None = None
     fingerprint: str = ""
     library_version: str = ""
@@ -160,87 +165,103 @@ def document_of(calibration: Any, mechanism: Any = None) -> dict:
 
 # --- reading --------------------------------------------------------------------------------
 
+#: A format version: a whole number >= 1 in ASCII digits (``int`` would also read "١", U+0661).
+_VERSION = re.compile(r"[1-9][0-9]{0,8}")
+
+
 def parse(text: str | bytes) -> dict:
     """The certificate's JSON, after checking its format, version and own fingerprint."""
-    try:
-        doc = json.loads(text)
-    except (TypeError, ValueError) as err:
-        raise CertificateError(f"not a calibration certificate: invalid JSON ({err})") from None
+    doc = loads(text)
     fmt = doc.get("format") if isinstance(doc, dict) else None
-    name, _, version = fmt.partition("/") if isinstance(fmt, str) else ("", "", "")
-    if name != FORMAT_NAME or not version.isdigit():
-        raise CertificateError(f"not a calibration certificate: its format is {fmt!r}, "
+    name, slash, version = fmt.partition("/") if isinstance(fmt, str) else ("", "", "")
+    if name != FORMAT_NAME or not slash:
+        raise CertificateError(f"not a calibration certificate: its format is {describe(fmt)}, "
                                f"expected {FORMAT!r}")
+    if not _VERSION.fullmatch(version):
+        raise CertificateError(f"not a calibration certificate: its format version "
+                               f"{describe(version)} is not a whole number >= 1 written with at "
+                               f"most 9 ASCII digits (expected {FORMAT!r})")
     if int(version) > FORMAT_VERSION:
         raise CertificateError(
             f"the certificate's format {fmt} is newer than this pufferfish_pgm "
             f"({_library_version()}) reads ({FORMAT}); upgrade pufferfish_pgm to read it")
     claimed = doc.get("fingerprint")
-    body = {k: v for k, v in doc.items() if k != "fingerprint"}
-    try:
-        actual = sha256(body)
-    except ValueError as err:  # NaN or infinity in the document
-        raise CertificateError(f"the certificate was tampered with: {err}") from None
+    actual = sha256({k: v for k, v in doc.items() if k != "fingerprint"})
     if claimed != actual:
         raise CertificateError(
             "the certificate was tampered with: its content does not match its fingerprint "
-            f"(recorded {claimed}, computed {actual}); something in it (ε, scale, query, "
-            "fingerprints, evidence) was edited after it was written")
+            f"(recorded {describe(claimed)}, computed {actual}); something in it (ε, scale, "
+            "query, fingerprints, evidence) was edited after it was written")
     return doc
-
-
-def _number(doc: dict, key: str, positive: bool) -> float:
-    value = doc.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value < 0 or (positive and value == 0):
-        raise CertificateError(f"the certificate's {key} is {value!r}, not a "
-                               f"{'positive' if positive else 'non-negative'} finite number")
-    return float(value)
 
 
 def _scale(doc: dict) -> float:
     """The Laplace scale; NaN for a certificate of integer noise (whose scale is null)."""
     if "noise" not in doc:
-        return _number(doc, "scale", False)
-    if doc.get("scale") is not None:
+        return finite_float(doc, "scale")
+    scale = field(doc, "scale", object)
+    if scale is not None:
         raise CertificateError(f"the certificate records both integer noise and the Laplace "
-                               f"scale {doc.get('scale')!r}; a certificate of integer noise has "
+                               f"scale {describe(scale)}; a certificate of integer noise has "
                                "scale null: it was not written by pufferfish_pgm")
     return math.nan
 
 
-def read(text: str | bytes, framework: Any) -> dict:
-    """The keyword arguments of the calibration a certificate describes, after checking it
-    against ``framework`` (raises :class:`CertificateError` naming what differs).
+def _mechanism(doc: dict) -> str:
+    """The mechanism's name, after checking the types of its record."""
+    field(doc, "mechanism.class", str, null=True)
+    field(doc, "mechanism.parameters", dict, null=True)
+    return field(doc, "mechanism.name", str)  # type: ignore[no-any-return]
 
-    A certificate of integer noise adds ``noise`` (an :class:`~pufferfish_pgm.noise.IntegerNoise`)
-    and has ``scale`` NaN: those are the arguments of ``OptimalCalibration`` (:func:`load`).
-    """
+
+def _certified_evidence(doc: dict) -> CertifiedEvidence:
+    field(doc, "library.name", str)
+    return CertifiedEvidence(source=field(doc, "evidence.type", str),
+                             record=dict(field(doc, "evidence.record", dict)),
+                             audit_epsilon=finite_float(doc, "audit_epsilon", null=True),
+                             fingerprint=field(doc, "fingerprint", str),
+                             library_version=field(doc, "library.version", str))
+
+
+def arguments(doc: dict, framework: Any) -> dict:
+    """The keyword arguments of the calibration a parsed certificate (:func:`parse`)
+    describes, after checking every field it reads and the framework (see :func:`read`)."""
     if not isinstance(framework, Framework):
         raise CertificateError(f"a certificate is read against a Framework, got "
                                f"{type(framework).__name__}")
-    doc = parse(text)
     check_framework(doc, framework)
-    query = query_from(doc["query"], framework.scenarios)
-    if query.name != doc.get("query_name"):
+    query = query_from(field(doc, "query", dict), framework.scenarios)
+    name = field(doc, "query_name", str)
+    if query.name != name:
         raise CertificateError(f"the certificate's query rebuilds as {query.name!r}, not "
-                               f"{doc.get('query_name')!r}")
-    evidence = CertifiedEvidence(source=str(doc["evidence"]["type"]),
-                                 record=dict(doc["evidence"]["record"]),
-                                 audit_epsilon=doc.get("audit_epsilon"),
-                                 fingerprint=doc["fingerprint"],
-                                 library_version=str(doc["library"]["version"]))
-    out = {"mechanism": str(doc["mechanism"]["name"]),
-           "epsilon": _number(doc, "epsilon", True), "scale": _scale(doc),
-           "query": query, "framework": framework, "evidence": evidence}
+                               f"{describe(name)} (its query_name)" + REPAIR)
+    out = {"mechanism": _mechanism(doc), "epsilon": finite_float(doc, "epsilon", positive=True),
+           "scale": _scale(doc), "query": query, "framework": framework,
+           "evidence": _certified_evidence(doc)}
     if "noise" in doc:
         out["noise"] = noise_from(doc["noise"])
     return out
 
 
+def read(text: str | bytes, framework: Any) -> dict:
+    """The keyword arguments of the calibration a certificate describes, after checking it
+    against ``framework`` (raises :class:`CertificateError` naming what differs, or the field
+    that is missing or not of its type, by its JSON path).
+
+    A certificate of integer noise adds ``noise`` (an :class:`~pufferfish_pgm.noise.IntegerNoise`)
+    and has ``scale`` NaN: those are the arguments of ``OptimalCalibration`` (:func:`load`).
+    """
+    return arguments(parse(text), framework)
+
+
+def load_document(doc: dict, framework: Any, default: type) -> Any:
+    """The calibration a parsed certificate describes (see :func:`load`)."""
+    out = arguments(doc, framework)
+    kind = noise_class() if "noise" in out else default
+    return kind(**out)
+
+
 def load(text: str | bytes, framework: Any, default: type) -> Any:
     """The calibration a certificate describes: a ``default`` (``Calibration``), or the
     registered class of integer noise (``OptimalCalibration``) when it records a noise law."""
-    arguments = read(text, framework)
-    kind = noise_class() if "noise" in arguments else default
-    return kind(**arguments)
+    return load_document(parse(text), framework, default)

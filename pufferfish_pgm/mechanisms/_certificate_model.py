@@ -24,7 +24,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import CertificateError, InvalidParameterError
+from ..errors import (
+    CertificateError,
+    InvalidParameterError,
+    ParameterTypeError,
+    UnknownNodeError,
+    UnknownStateError,
+)
 from ..queries import (
     Count,
     Histogram,
@@ -35,6 +41,7 @@ from ..queries import (
 )
 from ..scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario, ScenarioClass
 from ..secrets import Framework, JointSecret, NodeSecret
+from ._certificate_schema import REPAIR, bounded_int, check, child, describe, field, refuse
 from ._certificate_values import canonical, floats, jsonable, lookup, plain, sha256
 
 __all__ = ["PAIR_LIST_LIMIT", "check_framework", "pairs_json", "query_from", "query_json",
@@ -66,40 +73,60 @@ def query_json(query: Query) -> dict:
                            "describe Count, LinearQuery, Histogram and the windowed queries")
 
 
-def _windowed_from(doc: dict, cls: ScenarioClass) -> Query:
-    width = doc.get("width")
-    if isinstance(width, bool) or not isinstance(width, int):
-        raise CertificateError(f"the certificate's windowed query has width {width!r}; a "
-                               "window width is a whole number of slots")
-    try:
-        query: Query = (WindowedHistogram(width) if doc["type"] == "WindowedHistogram" else
-                        WindowedCount(lookup(doc.get("state"), cls.states_of(cls.nodes[0]),
-                                              "state"), width))
-        query.lipschitz_for(cls)  # a width longer than the chain, or a network, fails here
-    except InvalidParameterError as err:
-        raise CertificateError(f"the certificate's query does not fit the model: {err}") from err
-    return query
+_QUERY_TYPES = ("Count", "LinearQuery", "Histogram", "WindowedCount", "WindowedHistogram")
+
+
+def _nodes(doc: dict, cls: ScenarioClass) -> tuple | None:
+    """The query's nodes in the model's names (None: every node)."""
+    nodes = field(doc, "nodes", list, null=True, at="query")
+    if nodes == []:
+        raise refuse("query.nodes", nodes, "null or a non-empty list of nodes")
+    return None if nodes is None else tuple(lookup(v, cls.nodes, "node") for v in nodes)
+
+
+def _weights(doc: dict, states: tuple) -> tuple[dict, bool]:
+    """The weights ``{state: w}`` of a LinearQuery record and whether they are integers."""
+    integer = field(doc, "integer", bool, at="query")
+    weights = {}
+    for i, item in enumerate(field(doc, "weights", list, at="query")):
+        where = f"query.weights[{i}]"
+        if not isinstance(item, list) or len(item) != 2:
+            raise refuse(where, item, "a pair [state, weight]")
+        w = check(item[1], f"{where}[1]", int if integer else float)
+        if abs(w) > 1e308:
+            raise refuse(f"{where}[1]", w, "a finite weight")
+        weights[lookup(item[0], states, "state")] = w
+    return weights, integer
+
+
+def _query_of(doc: dict, kind: str, cls: ScenarioClass) -> Query:
+    if kind in ("WindowedCount", "WindowedHistogram"):
+        width = bounded_int(doc, "width", 1, 2**62, at="query")
+        if kind == "WindowedHistogram":
+            return WindowedHistogram(width)
+        state = field(doc, "state", object, at="query")
+        return WindowedCount(lookup(state, cls.states_of(cls.nodes[0]), "state"), width)
+    nodes = _nodes(doc, cls)
+    states = cls.states_of((nodes or cls.nodes)[0])
+    if kind == "Histogram":
+        return Histogram(nodes)
+    if kind == "Count":
+        return Count(lookup(field(doc, "state", object, at="query"), states, "state"), nodes)
+    weights, integer = _weights(doc, states)
+    return LinearQuery(weights, nodes, integer=integer)
 
 
 def query_from(doc: Any, cls: ScenarioClass) -> Query:
     """The query a record of :func:`query_json` describes, in the model's own names."""
-    if isinstance(doc, dict) and doc.get("type") in ("WindowedCount", "WindowedHistogram"):
-        return _windowed_from(doc, cls)
-    if not isinstance(doc, dict) or doc.get("type") not in ("Count", "LinearQuery", "Histogram"):
-        raise CertificateError(f"the certificate's query {doc!r} is not a Count, LinearQuery, "
-                               "Histogram or windowed query")
-    nodes = doc.get("nodes")
-    model_nodes = None if nodes is None else tuple(lookup(v, cls.nodes, "node") for v in nodes)
-    states = cls.states_of((model_nodes or cls.nodes)[0])
-    query: Query
-    if doc["type"] == "Histogram":
-        query = Histogram(model_nodes)
-    elif doc["type"] == "Count":
-        query = Count(lookup(doc["state"], states, "state"), model_nodes)
-    else:
-        weights = {lookup(s, states, "state"): w for s, w in doc["weights"]}
-        query = LinearQuery(weights, model_nodes, integer=bool(doc["integer"]))
-    query.lipschitz_for(cls)  # unknown states fail here, naming them
+    kind = field(doc, "type", str, at="query")
+    if kind not in _QUERY_TYPES:
+        raise refuse("query.type", kind, "one of " + ", ".join(_QUERY_TYPES))
+    try:
+        query = _query_of(doc, kind, cls)
+        query.lipschitz_for(cls)  # unknown states, a window longer than the chain fail here
+    except (InvalidParameterError, ParameterTypeError, UnknownNodeError,
+            UnknownStateError) as err:
+        raise CertificateError(f"the certificate's query does not fit the model: {err}") from None
     return query
 
 
@@ -158,34 +185,69 @@ def pairs_json(framework: Framework) -> dict:
             "sha256": sha256({"all pairs of every node": True, "skipped": skipped})}
 
 
+def _entry(raw: Any, i: int) -> dict:
+    """Scenario entry ``i`` of a certificate, every field of it checked for its type."""
+    at = f"scenarios[{i}]"
+    bounded_int(raw, "index", i, i, at=at)
+    entry = {"index": i, "name": field(raw, "name", str, at=at),
+             "kind": field(raw, "kind", str, at=at), "sha256": field(raw, "sha256", str, at=at),
+             "parts": field(raw, "parts", dict, at=at)}
+    for key, value in entry["parts"].items():
+        check(value, child(f"{at}.parts", key), str)
+    if "length" in raw:
+        entry["length"] = field(raw, "length", int, at=at)
+    return entry
+
+
+def _differs(entry: dict, scenario: Scenario) -> str:
+    """What differs between a certified scenario entry and ``scenario`` (its fingerprints)."""
+    parts, theirs = scenario_parts(scenario), entry["parts"]
+    what = [k for k in sorted(set(parts) | set(theirs)) if parts.get(k) != theirs.get(k)]
+    label = [(f"the CPT of node {k[4:]}" if k.startswith("cpt ") else
+              "the set of nodes" if k == "nodes" else f"the {k}") for k in what]
+    if "length" in what and isinstance(scenario, MarkovChainScenario):
+        label[what.index("length")] = (f"the length (certified {entry.get('length')}, "
+                                       f"given {scenario.length})")
+    if not label:
+        return "its fingerprint differs"
+    return (", ".join(label[:5]) + (f" and {len(label) - 5} more" if len(label) > 5 else "")
+            + (" differ" if len(label) > 1 else " differs"))
+
+
+def _check_scenario(raw: Any, i: int, scenario: Scenario) -> None:
+    entry = _entry(raw, i)
+    expected = scenario_json(i, scenario)
+    if entry["sha256"] != expected["sha256"]:
+        raise CertificateError(
+            f"scenario {i} ({describe(entry['name'])} in the certificate, {scenario.name!r} "
+            f"given) differs from the certified one: {_differs(entry, scenario)}; the "
+            "certificate is for another model")
+    for key in ("kind", "parts", "length"):  # what its sha256 fingerprints must be written
+        if entry.get(key) != expected.get(key):
+            raise CertificateError(
+                f"the certificate's scenarios[{i}].{key} is "
+                f"{describe(entry[key]) if key in entry else 'missing'}, not what its "
+                f"scenarios[{i}].sha256 fingerprints ({describe(expected.get(key))})" + REPAIR)
+
+
 def check_framework(doc: dict, framework: Framework) -> None:
     """Refuse (:class:`CertificateError`) a framework whose scenarios or pairs are not the
     certified ones, naming the scenario and the tables that differ."""
     cls = framework.scenarios
-    certified = doc["scenarios"]
+    certified = field(doc, "scenarios", list)
     if len(certified) != len(cls):
         raise CertificateError(f"the framework has {len(cls)} scenario(s), the certificate was "
                                f"written for {len(certified)}")
-    for entry, scenario in zip(certified, cls, strict=True):
-        parts = scenario_parts(scenario)
-        if sha256(parts) == entry["sha256"]:
-            continue
-        theirs = entry["parts"]
-        what = [k for k in sorted(set(parts) | set(theirs)) if parts.get(k) != theirs.get(k)]
-        label = [(f"the CPT of node {k[4:]}" if k.startswith("cpt ") else
-                  "the set of nodes" if k == "nodes" else f"the {k}") for k in what]
-        if "length" in what and isinstance(scenario, MarkovChainScenario):
-            label[what.index("length")] = (f"the length (certified {entry.get('length')}, "
-                                           f"given {scenario.length})")
-        raise CertificateError(
-            f"scenario {entry['index']} ({entry['name']!r} in the certificate, "
-            f"{scenario.name!r} given) differs from the certified one: "
-            + ", ".join(label[:5]) + (f" and {len(label) - 5} more" if len(label) > 5 else "")
-            + (" differ" if len(label) > 1 else " differs")
-            + "; the certificate is for another model")
+    for i, (raw, scenario) in enumerate(zip(certified, cls, strict=True)):
+        _check_scenario(raw, i, scenario)
     pairs = pairs_json(framework)
-    if pairs["sha256"] != doc["pairs"]["sha256"]:
+    sha, count = field(doc, "pairs.sha256", str), bounded_int(doc, "pairs.count", 0, 2**63)
+    description = field(doc, "pairs.description", str)
+    if sha != pairs["sha256"]:
         raise CertificateError(
-            f"the secret pairs differ: the certificate protects {doc['pairs']['description']} "
-            f"({doc['pairs']['count']} pairs), the framework {pairs['count']} pairs that are "
+            f"the secret pairs differ: the certificate protects {description[:200]} "
+            f"({count} pairs), the framework {pairs['count']} pairs that are "
             "not the same; build the framework with the pairs the certificate was written for")
+    if count != pairs["count"]:
+        raise CertificateError(f"the certificate's pairs.count is {count}, but the pairs its "
+                               f"pairs.sha256 fingerprints are {pairs['count']} pairs" + REPAIR)

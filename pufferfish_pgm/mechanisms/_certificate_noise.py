@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 
 from ..errors import CertificateError, InvalidParameterError, ParameterTypeError
 from ..noise import IntegerNoise
+from ._certificate_schema import bounded_int, decimal, field, finite_float, refuse
 
 __all__ = ["NOISE_TYPE", "dp_epsilon_of", "is_noise_calibration", "noise_calibration",
            "noise_class", "noise_from", "noise_json"]
@@ -47,6 +48,8 @@ NOISE_TYPE = "IntegerNoise"
 _REPAIR = ("; the certificate is damaged or was not written by pufferfish_pgm: write it again "
            "with Calibration.to_json")
 
+#: Largest |lo|, |hi| of a noise record (the core of a law is far narrower).
+_EXTENT = 2**53
 T = TypeVar("T", bound=type)
 _NOISE_CALIBRATIONS: list[type] = []
 
@@ -92,34 +95,16 @@ def noise_json(noise: IntegerNoise, record: Mapping[str, Any]) -> dict:
             "dp_epsilon": None if dp is None else float(dp), "mean_abs": noise.mean_abs}
 
 
-def _integer(doc: Mapping, key: str) -> int:
-    value = doc.get(key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise CertificateError(f"the certificate's noise {key} is {value!r}, not an integer"
-                               + _REPAIR)
-    return value
-
-
-def _decimal(value: Any, what: str) -> int:
-    if not isinstance(value, str) or not value.isascii() or not value.isdigit():
-        raise CertificateError(f"the certificate's noise {what} is {value!r}, not a string of "
-                               "decimal digits" + _REPAIR)
-    return int(value)
-
-
-def noise_from(doc: Any) -> IntegerNoise:
-    """The :class:`IntegerNoise` a record of :func:`noise_json` describes, after checking that
-    its redundant fields (``hi``, ``denominator``) agree with the weights."""
-    if not isinstance(doc, dict) or doc.get("type") != NOISE_TYPE:
-        raise CertificateError(f"the certificate's noise record {str(doc)[:80]!r} is not an "
-                               f"{NOISE_TYPE}" + _REPAIR)
-    lo, hi = _integer(doc, "lo"), _integer(doc, "hi")
-    raw = doc.get("weights")
-    if not isinstance(raw, list):
-        raise CertificateError(f"the certificate's noise weights are {raw!r}, not a list"
-                               + _REPAIR)
-    weights = tuple(_decimal(w, f"weight {i}") for i, w in enumerate(raw))
-    total = _decimal(doc.get("denominator"), "denominator")
+def _law(doc: Any) -> tuple[int, tuple[int, ...], float]:
+    """``lo``, the weights and the tail scale of a noise record, every field checked."""
+    kind = field(doc, "type", str, at="noise")
+    if kind != NOISE_TYPE:
+        raise refuse("noise.type", kind, repr(NOISE_TYPE))
+    lo = bounded_int(doc, "lo", -_EXTENT, _EXTENT, at="noise")
+    hi = bounded_int(doc, "hi", -_EXTENT, _EXTENT, at="noise")
+    raw = field(doc, "weights", list, at="noise")
+    weights = tuple(decimal(w, f"noise.weights[{i}]") for i, w in enumerate(raw))
+    total = decimal(field(doc, "denominator", str, at="noise"), "noise.denominator")
     if sum(weights) != total:
         raise CertificateError(f"the certificate's noise law is inconsistent: its weights sum "
                                f"to {sum(weights)}, its denominator is {total}" + _REPAIR)
@@ -127,12 +112,22 @@ def noise_from(doc: Any) -> IntegerNoise:
         raise CertificateError(f"the certificate's noise law is inconsistent: {len(weights)} "
                                f"weights from lo = {lo} end at {lo + len(weights) - 1}, not at "
                                f"hi = {hi}" + _REPAIR)
-    scale = doc.get("tail_scale")
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-        raise CertificateError(f"the certificate's noise tail_scale is {scale!r}, not a number"
-                               + _REPAIR)
+    scale = finite_float(doc, "tail_scale", positive=True, at="noise")
+    loss = field(doc, "loss", object, at="noise")
+    if loss is not None and not isinstance(loss, (str, list)):
+        raise refuse("noise.loss", loss, "null, a string or a list")
+    finite_float(doc, "dp_epsilon", positive=True, null=True, at="noise")
+    finite_float(doc, "mean_abs", at="noise")
+    return lo, weights, scale
+
+
+def noise_from(doc: Any) -> IntegerNoise:
+    """The :class:`IntegerNoise` a record of :func:`noise_json` describes, after checking the
+    type of every field and that its redundant fields (``hi``, ``denominator``) agree with
+    the weights."""
+    lo, weights, scale = _law(doc)
     try:
-        return IntegerNoise(lo=lo, weights=weights, tail_scale=float(scale))
+        return IntegerNoise(lo=lo, weights=weights, tail_scale=scale)
     except (InvalidParameterError, ParameterTypeError) as err:
         raise CertificateError(f"the certificate's noise law is invalid: {err}") from None
 

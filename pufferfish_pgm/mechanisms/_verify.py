@@ -39,12 +39,20 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from ..errors import CertificateError
+from ..errors import (
+    CertificateError,
+    InvalidParameterError,
+    ParameterTypeError,
+    UnknownNodeError,
+    UnknownStateError,
+)
 from ..privacy_loss import audit, audit_integer_noise, noiseless_epsilon, release_layout
 from ..privacy_loss._pair_rows import build_groups
 from ..secrets import Framework
 from . import _certificate, _certificate_noise
+from ._certificate_schema import bounded_int, check, refuse
 from .base import Calibration, Mechanism
 from .markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism
 from .optimal import OptimalCalibration, dp_loss, dp_shifts
@@ -107,17 +115,46 @@ def _audited(cal: Calibration) -> tuple[float, str]:
     return noiseless_epsilon(groups), "the noiseless release, every scenario of the class"
 
 
+def _node_name(value: Any, where: str) -> Any:
+    """A node name written by ``jsonable`` (tuples became lists) in the model's form."""
+    if isinstance(value, dict):
+        raise refuse(where, value, "a node name (a string, a number or a list of them)")
+    return tuple(_node_name(v, where) for v in value) if isinstance(value, list) else value
+
+
+def _extra_quilts(value: Any) -> dict:
+    """The ``extra_quilts`` parameter (written ``[[node, [quilt, ...]], ...]``) as a dict."""
+    where = "mechanism.parameters.extra_quilts"
+    out = {}
+    for i, item in enumerate(check(value, where, list)):
+        if not isinstance(item, list) or len(item) != 2:
+            raise refuse(f"{where}[{i}]", item, "a pair [node, list of quilts]")
+        quilts = check(item[1], f"{where}[{i}][1]", list)
+        out[_node_name(item[0], f"{where}[{i}][0]")] = [
+            _node_name(check(q, f"{where}[{i}][1][{j}]", list), f"{where}[{i}][1][{j}]")
+            for j, q in enumerate(quilts)]
+    return out
+
+
 def _replanned(cal: Calibration, doc: dict) -> float:
     kind = _QUILT_MECHANISMS[cal.mechanism]
-    params = dict(doc["mechanism"].get("parameters") or {})
+    params = dict(doc["mechanism"]["parameters"] or {})  # an object or null: read() checked
+    for key, value in params.items():  # the mechanisms' integers are machine-size
+        if isinstance(value, int) and not isinstance(value, bool):
+            bounded_int(params, key, -(2**63), 2**63 - 1, at="mechanism.parameters")
     if params.get("extra_quilts") is not None:
-        params["extra_quilts"] = {k: v for k, v in params["extra_quilts"]}
+        params["extra_quilts"] = _extra_quilts(params["extra_quilts"])
     try:
         mech = kind(epsilon=cal.epsilon, **params)
-    except TypeError as err:
-        raise CertificateError(f"the certificate's parameters of {cal.mechanism} are not "
-                               f"this library's: {err}") from None
-    return mech.calibrate(cal.framework, cal.query).scale
+    except (TypeError, InvalidParameterError) as err:  # TypeError: ParameterTypeError too
+        raise CertificateError(f"the certificate's mechanism.parameters are not those of this "
+                               f"library's {kind.__name__}: {err}") from None
+    try:
+        return mech.calibrate(cal.framework, cal.query).scale
+    except (InvalidParameterError, ParameterTypeError, UnknownNodeError,
+            UnknownStateError) as err:
+        raise CertificateError(f"the certificate's mechanism.parameters do not fit the model: "
+                               f"{err}") from None
 
 
 def _verify_noise(cal: OptimalCalibration, doc: dict) -> Verification:
@@ -160,8 +197,8 @@ def verify(text: str | bytes, framework: Framework) -> Verification:
         other pairs, a newer format); a promise that does not hold is *not* an error but
         ``holds=False``.
     """
-    cal = _certificate.load(text, framework, Calibration)
     doc = _certificate.parse(text)
+    cal = _certificate.load_document(doc, framework, Calibration)
     if isinstance(cal, OptimalCalibration):
         return _verify_noise(cal, doc)
     eps, scale = cal.epsilon, cal.scale
