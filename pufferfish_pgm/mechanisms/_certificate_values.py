@@ -64,7 +64,8 @@ def lookup(value: Any, options: tuple, what: str) -> Any:
     for o in options:
         if plain(o) == value and type(plain(o)) is type(value):
             return o
-    raise CertificateError(f"the certificate's query names {what} {value!r}, which the model "
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    raise CertificateError(f"the certificate's query names {what} {shown}, which the model "
                            f"does not have")
 
 
