@@ -22,14 +22,14 @@ it is compared with, and the exact audit with tightening absorbs the rest (the c
 ``FLOOR`` times the Laplace loss).
 
 The plain-DP floor ``f(z) <= e^{ε'} f(z ± d)`` adds, for every move ``d`` one record can
-cause (:func:`dp_shifts`; :func:`dp_loss` checks the sampled law), two sparse rows per ``z`` in ``[lo - d, hi]``; beyond, both points are in one tail,
-where the ratio is ``e^{d/λ}`` (``λ >= max d / ε'`` is the caller's job). On the scaled
-columns a row reads ``x_p <= c x_q``; it is written ``x_p / c - x_q <= 0`` (largest
-coefficient 1), dropped when the bounds ``x_p <= 1/unit_p``, ``x_q >= FLOOR`` already imply
-it (so a floor that cannot bind never reaches the solver, however large ``e^{ε'}``), and
-``1/c`` is raised to ``1/MAX_RATIO`` when smaller (a stronger row, still sound, that the
-solver resolves; it binds only where ε' exceeds ``log MAX_RATIO`` plus the Laplace law's
-own log ratio, see ``docs/optimal-noise.md``).
+cause (:func:`dp_shifts`; :func:`dp_loss` checks the sampled law), two sparse rows per ``z``
+in ``[lo - d, hi]``; beyond, both points are in one tail, where the ratio is ``e^{d/λ}``
+(``λ >= max d / ε'`` is the caller's job). On the scaled columns a row reads
+``x_p <= c x_q``; it is written ``x_p / c - x_q <= 0`` (largest coefficient 1), dropped when
+the bounds ``x_p <= 1/unit_p``, ``x_q >= FLOOR`` already imply it (so a floor that cannot
+bind never reaches the solver, however large ``e^{ε'}``), and ``1/c`` is raised to
+``1/MAX_RATIO`` when smaller (a stronger row, still sound, that the solver resolves; it
+changes nothing for ε' <= 8, see ``docs/optimal-noise.md``).
 
 Examples
 --------
