@@ -2,7 +2,9 @@
 
 Every error is a :class:`PufferfishError`; each subclass also inherits the fitting built-in
 exception, so ``except ValueError`` keeps working for callers who do not know this library.
-Messages name the offending node, state or value and say how to fix it.
+Messages name the offending node, state or value and say how to fix it. Warnings (the input
+was used but read in a way worth checking) derive from :class:`PufferfishWarning`, a
+``UserWarning``.
 
 Examples
 --------
@@ -17,6 +19,7 @@ True
 from __future__ import annotations
 
 __all__ = [
+    "AmbiguousDateWarning",
     "BudgetExceededError",
     "CertificateError",
     "CompositionError",
@@ -30,6 +33,7 @@ __all__ = [
     "ModelFileNotFoundError",
     "ParameterTypeError",
     "PufferfishError",
+    "PufferfishWarning",
     "ScenarioClassError",
     "SolverError",
     "UnknownNodeError",
@@ -114,4 +118,17 @@ class SolverError(PufferfishError, RuntimeError):
 class CertificateError(PufferfishError, ValueError):
     """A calibration certificate that cannot be used: tampered, written for another model or
     other secret pairs, of a newer format, or not a certificate at all (the message says which).
+    """
+
+
+class PufferfishWarning(UserWarning):
+    """Root of every warning issued by pufferfish_pgm: the input was used, but read in a way the
+    caller should check (the message says which value and how to make the reading explicit).
+    """
+
+
+class AmbiguousDateWarning(PufferfishWarning):
+    """Dates such as ``01/02/2024`` whose day and month could be swapped, and nothing else in the
+    log decides which comes first: they were read month first (``01/02/2024`` is 2 January).
+    Write ISO dates (``2024-02-01``) to make the reading explicit.
     """

@@ -52,7 +52,8 @@ BUILTIN = {
 # ----------------------------------------------------------------------------- hierarchy
 
 def test_every_public_error_is_listed() -> None:
-    assert set(errors.__all__) == set(BUILTIN) | {"PufferfishError"}
+    assert set(errors.__all__) == set(BUILTIN) | {"PufferfishError", "PufferfishWarning",
+                                                  "AmbiguousDateWarning"}
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN))

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
 from ._event_records import (
     _is_missing,
-    _parse_times,
+    _parse_log_times,
 )
 
 if TYPE_CHECKING:
@@ -107,9 +107,9 @@ def read_ordonez(path: str | os.PathLike, *, user: Hashable | None = None,
     def where(label: Any) -> str:
         return f"line {label} of {file.name}"
 
-    for col in ("start", "end"):
-        ns = _parse_times(table[col], col, col, where)
-        table[col] = ns.astype("datetime64[ns]")
+    start, end = _parse_log_times({"start": table["start"], "end": table["end"]},
+                                  {"start": "start", "end": "end"}, where)
+    table["start"], table["end"] = start.astype("datetime64[ns]"), end.astype("datetime64[ns]")
     if repair:
         table = _repair(table, file.name)
     return table

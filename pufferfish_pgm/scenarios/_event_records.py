@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import InvalidDataError, InvalidParameterError
+from ..errors import AmbiguousDateWarning, InvalidDataError, InvalidParameterError
 
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]  # (no pandas-stubs installed)
@@ -73,8 +73,7 @@ def _validate(table: pd.DataFrame, names: dict[str, Hashable], where: Any, hint:
                 f"{where(table.index[i])}: the {arg} ({names[arg]!r}) is missing "
                 f"({_plain(col.iloc[i])!r}); fill it in or drop the row"
                 + (f" ({int(bad.sum())} rows in all)" if bad.sum() > 1 else ""))
-    start = _parse_times(columns["start"], "start", names["start"], where)
-    end = _parse_times(columns["end"], "end", names["end"], where)
+    start, end = _parse_log_times(columns, names, where)
     backwards = end < start
     if backwards.any():
         i = int(np.argmax(backwards))
@@ -122,56 +121,224 @@ def _factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
 
 
-def _parse_times(column: pd.Series, arg: str, name: Hashable, where: Any) -> np.ndarray:
-    """int64 nanoseconds of naive times; an error names the first row that cannot be read."""
+#: A numeric date with day and month before the year, "01/02/2024", "1.2.24 10:00": the two
+#: numbers are groups 2 and 4.
+_DMY = r"^(\s*)(\d{1,2})([/.-])(\d{1,2})([/.-]\d{2,4})(?!\d)"
+#: A time of day followed by a UTC offset or zone: "10:00:00+01:00", "10:00Z", "10:00 UTC".
+_OFFSET = r"(?i):\d\d(?:[.,]\d+)?\s*(?:z|utc|gmt|[+-]\d\d(?::?\d\d)?)\s*$"
+_ISO = "'2024-03-31 01:30:00'"
+#: The whole seconds of pandas' nanosecond timestamps (pd.Timestamp.min and .max).
+_RANGE = "1677-09-21 00:12:44 to 2262-04-11 23:47:16"
+
+
+def _parse_log_times(columns: dict[str, pd.Series], names: dict[str, Hashable],
+                     where: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end as int64 nanoseconds, read one way for the whole log.
+
+    Naive times stay local wall-clock times; times with a UTC offset or time zone become UTC
+    (all of them must have one, or none). Numeric dates are read day first or month first as
+    the log decides (:func:`_day_first`).
+    """
+    pair = {arg: columns[arg] for arg in ("start", "end")}
+    swap = _day_first(pair, names, where)
+    parsed = {arg: _read_column(col, arg, names[arg], where, swap.get(arg))
+              for arg, col in pair.items()}
+    aware = {arg: _is_aware(times) for arg, times in parsed.items()}
+    for arg in (a for a in pair if aware[a]):
+        _check_offsets(pair[arg], arg, names[arg], where)
+    if aware["start"] != aware["end"]:
+        a, b = ("start", "end") if aware["start"] else ("end", "start")
+        raise InvalidDataError(
+            f"the {a} times ({names[a]!r}) carry a UTC offset or time zone (e.g. "
+            f"{_plain(pair[a].iloc[0])!r}) but the {b} times ({names[b]!r}) do not (e.g. "
+            f"{_plain(pair[b].iloc[0])!r}); give every time its offset, or none")
+    out = []
+    for arg, col in pair.items():
+        times = parsed[arg]
+        if aware[arg]:
+            times = times.dt.tz_convert("UTC").dt.tz_localize(None)
+        out.append(_to_ns(times, col, arg, names[arg], where))
+    return out[0], out[1]
+
+
+def _is_aware(times: pd.Series) -> bool:
+    return getattr(times.dtype, "tz", None) is not None
+
+
+def _dmy_fields(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions, first and second numbers of the values written like ``01/02/2024``.
+
+    Values starting with a four-digit year and a separator (ISO) are skipped by a vectorised
+    test of their first five characters, so ISO logs pay no regular expression.
+    """
+    import pandas as pd
+
+    empty = np.zeros(0, dtype=np.int64)
+    if not len(column) or not (column.dtype == object
+                               or pd.api.types.is_string_dtype(column.dtype)):
+        return empty, empty, empty
+    values = column.to_numpy(dtype=object)
+    head = np.asarray(values, dtype="U5").view(np.uint32).reshape(len(values), 5)
+    digits = ((head[:, :4] >= ord("0")) & (head[:, :4] <= ord("9"))).all(axis=1)
+    year_first = digits & np.isin(head[:, 4], [ord("-"), ord("/"), ord(".")])
+    maybe = np.flatnonzero(~year_first)
+    if not len(maybe):
+        return empty, empty, empty
+    # the first ten characters hold a whole date; logs repeat dates, so read each one once
+    codes, heads = pd.factorize(np.asarray(values[maybe], dtype="U10"))
+    fields = pd.Series(heads, dtype=object).astype(str).str.extract(_DMY)
+    found = fields[1].notna().to_numpy(dtype=bool)
+    numbers = fields[[1, 3]].to_numpy(dtype=object)
+    numbers[~found] = "0"
+    hit = found[codes]
+    first, second = numbers[codes[hit]].astype(np.int64).T
+    return maybe[hit], first, second
+
+
+def _day_first(pair: dict[str, pd.Series], names: dict[str, Hashable],
+               where: Any) -> dict[str, np.ndarray]:
+    """Positions of the dates to read day first (none: month first, the pandas default).
+
+    The log decides: a first number above 12 is a day, a second above 12 is a day. When
+    nothing decides and some date could be read both ways, an :class:`AmbiguousDateWarning`.
+    """
+    found = {arg: _dmy_fields(col) for arg, col in pair.items()}
+    day = [(arg, pos[f > 12][0]) for arg, (pos, f, _) in found.items() if (f > 12).any()]
+    month = [(arg, pos[s > 12][0]) for arg, (pos, _, s) in found.items() if (s > 12).any()]
+
+    def show(arg: str, i: int) -> str:
+        return f"{where(pair[arg].index[i])} ({pair[arg].iloc[i]!r})"
+    if day and month:
+        raise InvalidDataError(
+            f"the dates are written day first at {show(*day[0])} and month first at "
+            f"{show(*month[0])}; write every date the same way, best as ISO dates like {_ISO}")
+    if day:
+        return {arg: pos for arg, (pos, _, _) in found.items()}
+    both = [(arg, int(np.argmax(f != s))) for arg, (_, f, s) in found.items() if (f != s).any()]
+    if not month and both:
+        arg, k = both[0]
+        pos, first, second = found[arg]
+        warnings.warn(AmbiguousDateWarning(
+            f"the {arg} time at {show(arg, pos[k])} can be read day first or month first and "
+            f"no date of the log has a number above 12 to decide: read month first (month "
+            f"{first[k]}, day {second[k]}), as are all such dates of the log; write ISO dates "
+            f"like {_ISO} to make the reading explicit"), stacklevel=5)
+    return {}
+
+
+def _read_column(column: pd.Series, arg: str, name: Hashable, where: Any,
+                 swap: np.ndarray | None) -> pd.Series:
+    """The column as datetimes, naive or (some value has an offset) tz-aware; NaT unread."""
     import pandas as pd
 
     kind = column.dtype
-    if getattr(kind, "tz", None) is not None:
-        raise InvalidDataError(
-            f"the {arg} times ({name!r}) carry a time zone ({kind}); days are local calendar "
-            "days: convert with .dt.tz_convert(<zone>).dt.tz_localize(None)")
+    if pd.api.types.is_datetime64_any_dtype(kind):
+        return column
     if pd.api.types.is_bool_dtype(kind) or pd.api.types.is_numeric_dtype(kind):
         raise InvalidDataError(
             f"the {arg} times ({name!r}) are numbers ({kind}), e.g. {_plain(column.iloc[0])!r} at "
             f"{where(column.index[0])}; convert them first, e.g. pd.to_datetime(col, unit='s')")
-    if pd.api.types.is_datetime64_dtype(kind):
-        parsed = column
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "could not infer format": handled just below
+    text, dayfirst = column, swap is not None and len(swap) == len(column)
+    if swap is not None and 0 < len(swap) < len(column):  # some ISO dates: dayfirst misreads them
+        values = column.to_numpy(dtype=object, copy=True)
+        values[swap] = pd.Series(values[swap]).astype(str).str.replace(
+            _DMY, r"\1\4\3\2\5", regex=True).to_numpy(dtype=object)   # day/month -> month/day
+        text = pd.Series(values, index=column.index)
+    naive = _parse_text(text, False, dayfirst)
+    return naive if naive is not None else _parse_text(text, True, dayfirst)
+
+
+def _parse_text(text: pd.Series, utc: bool, dayfirst: bool) -> Any:
+    """Datetimes (UTC if ``utc``), NaT where unreadable; None when offsets turn up unasked."""
+    import pandas as pd
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "could not infer format": handled just below
+        try:
+            parsed = pd.to_datetime(text, errors="coerce", utc=utc, dayfirst=dayfirst)
+        except ValueError:  # pandas >= 2 on mixed UTC offsets, which utc=True converts
+            return None
+        if not pd.api.types.is_datetime64_any_dtype(parsed.dtype) or _is_aware(parsed) != utc:
+            return None   # (pandas 1.5 gives objects for mixed offsets)
+        failed = parsed.isna().to_numpy()
+        if failed.any() and int(pd.__version__.split(".")[0]) >= 2:
+            # the format pandas infers from the first row did not fit: read these one by one
             try:
-                parsed = pd.to_datetime(column, errors="coerce")
-            except (ValueError, TypeError, OverflowError):
-                parsed = pd.Series(pd.NaT, index=column.index, dtype="datetime64[ns]")
-            if not pd.api.types.is_datetime64_dtype(parsed.dtype):
-                raise InvalidDataError(
-                    f"the {arg} times ({name!r}) mix time zones or carry one (e.g. "
-                    f"{column.iloc[0]!r}); give naive local times such as '2011-11-28 02:27:59'")
-            failed = parsed.isna().to_numpy()
-            if failed.any() and int(pd.__version__.split(".")[0]) >= 2:
-                # the format pandas infers from the first row did not fit: read these one by one
-                again = pd.to_datetime(column[failed], errors="coerce", format="mixed")
-                if pd.api.types.is_datetime64_dtype(again.dtype):
-                    parsed = parsed.astype("datetime64[ns]")
-                    parsed[failed] = again.astype("datetime64[ns]")
-    try:
-        ns = parsed.to_numpy(dtype="datetime64[ns]")
-    except (ValueError, OverflowError):  # out of the nanosecond range (years 1678 to 2261)
-        raw = parsed.to_numpy()
-        far = (raw < np.datetime64("1677-09-22")) | (raw > np.datetime64("2262-04-11"))
+                again = pd.to_datetime(text[failed], errors="coerce", format="mixed", utc=utc,
+                                       dayfirst=dayfirst)
+            except ValueError:
+                return None
+            if not pd.api.types.is_datetime64_any_dtype(again.dtype) or _is_aware(again) != utc:
+                return None
+            unit = "ns" if str(parsed.dtype) == str(again.dtype) == "datetime64[ns]" else "us"
+            common = f"datetime64[{unit}, UTC]" if utc else f"datetime64[{unit}]"
+            parsed = parsed.astype(common)
+            parsed[failed] = again.astype(common).to_numpy()
+    return parsed
+
+
+def _check_offsets(column: pd.Series, arg: str, name: Hashable, where: Any) -> None:
+    """Every string of a column read as offset times has an offset (else naive times passed
+    as UTC)."""
+    import pandas as pd
+
+    if pd.api.types.is_datetime64_any_dtype(column.dtype):
+        return
+    has = column.astype(str).str.contains(_OFFSET, regex=True).to_numpy(dtype=bool)
+    if not has.all():
+        i, j = int(np.argmin(has)), int(np.argmax(has))
+        raise InvalidDataError(
+            f"{where(column.index[i])}: the {arg} time {column.iloc[i]!r} ({name!r}) has no UTC "
+            f"offset but {where(column.index[j])} has one ({column.iloc[j]!r}); give every "
+            "time its offset (e.g. '2024-03-31T03:30:00+02:00'), or none")
+
+
+def _to_ns(times: pd.Series, column: pd.Series, arg: str, name: Hashable,
+           where: Any) -> np.ndarray:
+    """int64 nanoseconds of naive datetimes; an error names the first row out of range or
+    unread."""
+    import pandas as pd
+
+    raw = times.to_numpy()
+    unit, count = np.datetime_data(raw.dtype)
+    per = {"s": SECOND_NS, "ms": 10**6, "us": 10**3, "ns": 1}[unit] * count  # pandas' units
+    ints = raw.view(np.int64)
+    nat = np.isnat(raw)
+    lo, hi = -(-pd.Timestamp.min.value // per), pd.Timestamp.max.value // per
+    far = ~nat & ((ints < lo) | (ints > hi))
+    if not far.any() and nat.any():
+        far = np.zeros(len(raw), dtype=bool)
+        far[int(np.argmax(nat))] = _beyond(column.iloc[int(np.argmax(nat))])
+    if far.any():
         i = int(np.argmax(far))
         raise InvalidDataError(
-            f"{where(column.index[i])}: the {arg} time {column.iloc[i]!r} ({name!r}) is outside "
-            "the years 1678 to 2261 that can be handled; correct it") from None
-    bad = np.isnat(ns)
-    if bad.any():
-        i = int(np.argmax(bad))
+            f"{where(column.index[i])}: the {arg} time {_plain(column.iloc[i])!r} ({name!r}) "
+            f"is outside the times that can be slotted, {_RANGE} (pandas' nanosecond "
+            "timestamps)"
+            + (f"; {int(far.sum())} such times in all" if far.sum() > 1 else "")
+            + "; correct it (a typo in the year?)")
+    if nat.any():
+        i = int(np.argmax(nat))
         raise InvalidDataError(
             f"{where(column.index[i])}: cannot read the {arg} time {column.iloc[i]!r} "
             f"({name!r}); write times like '2011-11-28 02:27:59'"
-            + (f" ({int(bad.sum())} such rows in all)" if bad.sum() > 1 else ""))
-    return ns.astype(np.int64)
+            + (f" ({int(nat.sum())} such rows in all)" if nat.sum() > 1 else ""))
+    return ints * per
+
+
+def _beyond(value: Any) -> bool:
+    """Whether a value pandas could not read as a nanosecond time is a time out of range."""
+    import pandas as pd
+
+    try:
+        stamp = pd.Timestamp(value)
+        if stamp is pd.NaT:
+            return False
+        if stamp.tzinfo is not None:
+            stamp = stamp.tz_convert("UTC").tz_localize(None)
+        return not pd.Timestamp.min <= stamp <= pd.Timestamp.max
+    except (ValueError, TypeError, OverflowError) as err:   # OutOfBoundsDatetime (pandas < 2)
+        return isinstance(err, pd.errors.OutOfBoundsDatetime)
 
 
 def _plain(value: Any) -> Any:
