@@ -1,27 +1,23 @@
-"""ExactQuiltMechanism on windowed queries (counts and histograms per window): the exact
-audit, MQM as a ceiling, goldens, the dependent coordinate of a histogram, and limits."""
+"""ExactQuiltMechanism on windowed queries (counts and histograms per window): goldens, the
+dependent coordinate of a histogram, and limits. Random windowed counts and histograms on
+chains and classes (default limits, and tiny ones so that quilts decide) are audited by brute
+force, with the scale <= MQM's, in the seeded campaign of tests/test_privacy_regression.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import distributions, small_chains
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-
-# the shared check of the quilt-local mechanism (its audit passes, never above MQM)
-from test_exact_quilt import SLACK, STICKY, _check
+from test_exact_quilt import SLACK, STICKY
 
 import pufferfish_pgm as pp
 from pufferfish_pgm.errors import (
-    ImpossibleSecretError,
     InvalidParameterError,
     LimitExceededError,
     PufferfishError,
 )
 from pufferfish_pgm.mechanisms import ExactQuiltMechanism
 from pufferfish_pgm.queries import Count
-from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
+from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario
 from pufferfish_pgm.scenarios._scenarios import default_model_path
 from pufferfish_pgm.secrets import Framework
 
@@ -105,21 +101,6 @@ def test_nearby_blocks_of_every_key_kind() -> None:
     assert laws.block(("empty", 4, 5)) == (0, 4, 9, False, False)      # ("empty", i, d)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_chains(max_states=3, max_length=10, fixed_initial=False),
-       st.floats(0.2, 3.0), st.integers(2, 4), st.sampled_from([1, 2, 3, 4, 256]),
-       st.sampled_from([8, 16_384]))
-def test_random_windowed_counts_pass_the_audit_and_never_exceed_mqm(chain, epsilon, width,
-                                                                    window, cells) -> None:
-    # cells = 8: most empty quilts and wide blocks do not fit, so quilts (or MQM) decide
-    assume(chain.k > 1 and width <= chain.length)
-    try:
-        _check(Framework(chain), pp.WindowedCount(chain.states[-1], width), epsilon,
-               max_window=window, max_window_cells=cells)
-    except ImpossibleSecretError:
-        assume(False)
-
-
 def test_long_chains_share_the_middle_nodes_per_offset() -> None:
     # A node's window laws depend on it through i mod width: the shared middle class of a
     # stationary chain splits into `width` classes, and a long chain gets the scale of a
@@ -150,16 +131,6 @@ def test_windowed_refusals_name_the_alternatives() -> None:
         ExactQuiltMechanism(epsilon=1.0, max_window_cells=0)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(distributions(2, zeros=False), min_size=4, max_size=4), st.integers(4, 9),
-       st.integers(1, 3), st.sampled_from([1, 3, 256]))
-def test_random_chain_classes_with_windowed_counts(rows, length, width, window) -> None:
-    p1, p2 = np.array(rows[:2]), np.array(rows[2:])
-    fw = Framework(ScenarioClass([MarkovChainScenario(p1, "stationary", length, name="a"),
-                                  MarkovChainScenario(p2, [1.0, 0.0], length, name="b")]))
-    _check(fw, pp.WindowedCount(1, width), 1.0, max_window=window)
-
-
 def test_windowed_certificate_round_trip_and_verify() -> None:
     fw = Framework(MarkovChainScenario(STICKY, "stationary", 12))
     mech = ExactQuiltMechanism(epsilon=1.0, max_window=3)
@@ -171,12 +142,6 @@ def test_windowed_certificate_round_trip_and_verify() -> None:
 
 
 # ----------------------------------------------------------------------------- windowed histograms
-
-def _hist_grid(length: int, width: int, k: int) -> int:
-    """Points of the exact auditor's grid for WindowedHistogram(width): Π_j (|W_j| + 1)^k."""
-    sizes = [min(width, length - lo) for lo in range(0, length, width)]
-    return int(np.prod([(n + 1) ** k for n in sizes]))
-
 
 def test_two_state_histograms_are_counts_with_half_the_noise() -> None:
     # k = 2: a window's histogram is (c, n - c), released as (c + Z_0, n - c + Z_1). With
@@ -249,30 +214,6 @@ def test_windowed_histograms_against_brute_force_enumeration() -> None:
                for lo in range(0, 5, width) for x in chain.states_of(0)]
         assert framework_epsilon(fw, fns, cal.scale) <= 1.0 + SLACK
         assert cal.scale <= cal.evidence.mqm_scale
-
-
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_chains(max_states=3, max_length=8, fixed_initial=False), st.data(),
-       st.floats(0.3, 3.0), st.integers(2, 4), st.sampled_from([1, 2, 4, 256]),
-       st.sampled_from([64, 16_384]))
-def test_random_windowed_histograms_pass_the_audit_and_never_exceed_mqm(
-        chain, data, epsilon, width, window, cells) -> None:
-    assume(chain.k > 1 and width <= chain.length)
-    assume(_hist_grid(chain.length, width, chain.k) <= 60_000)   # the auditor's grid
-    members = [chain]
-    if data.draw(st.booleans()):   # |Θ| = 2: a second chain with a fixed start
-        rows = np.array([data.draw(distributions(chain.k, zeros=False))
-                         for _ in range(chain.k)])
-        members.append(MarkovChainScenario(rows, np.eye(chain.k)[0], chain.length,
-                                           chain.states, name="other"))
-        members[0] = MarkovChainScenario(chain.transition, chain.initial, chain.length,
-                                         chain.states, name="first")
-    fw = Framework(members[0] if len(members) == 1 else ScenarioClass(members))
-    try:
-        _check(fw, pp.WindowedHistogram(width), epsilon, max_window=window,
-               max_window_cells=cells)
-    except ImpossibleSecretError:
-        assume(False)
 
 
 def test_the_evidence_reports_the_window_the_classes_use() -> None:

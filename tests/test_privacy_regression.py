@@ -66,6 +66,10 @@ MECHANISMS = (
     ("GroupDP", lambda eps: pp.GroupDPMechanism(epsilon=eps)),
     ("BlowfishLaplace", lambda eps: pp.BlowfishLaplaceMechanism(epsilon=eps)),
     ("ExactQuilt", lambda eps: pp.ExactQuiltMechanism(epsilon=eps)),
+    # tiny limits, so that quilts (and MQM's bound) decide instead of whole-chain laws
+    ("ExactQuiltSearch", lambda eps: pp.ExactQuiltMechanism(
+        epsilon=eps, max_window=2, max_chain_cells=0, max_window_cells=8,
+        max_quilt_assignments=4)),
     ("GK16", lambda eps: pp.GK16Mechanism(epsilon=eps)),
 )
 
@@ -333,8 +337,11 @@ def _extra_members(rng) -> tuple[list, str]:
     if r < 0.8:
         k, length = int(rng.integers(2, 4)), int(rng.integers(2, 7))
         kinds = [str(rng.choice(CHAIN_KINDS)) for _ in range(size)]
-        return ([random_chain_member(rng, kind, k, length, f"{kind}{j}")
-                 for j, kind in enumerate(kinds)], f"chains k={k} T={length} {kinds}")
+        members = [random_chain_member(rng, kind, k, length, f"{kind}{j}")
+                   for j, kind in enumerate(kinds)]
+        if rng.random() < 0.15:  # initial="any" (the oracle: every point mass and more)
+            members[0] = chain(members[0].transition, "any", length, f"{kinds[0]}0-any")
+        return members, f"chains k={k} T={length} {kinds}"
     cards = {f"v{i}": int(rng.integers(2, 4)) for i in range(int(rng.integers(3, 5)))}
     kinds = [str(rng.choice(NETWORK_KINDS)) for _ in range(size)]
     return ([random_network_member(rng, kind, cards, f"{kind}{j}")
@@ -467,8 +474,11 @@ def random_continual_case(rng: np.random.Generator, index: int) -> Case:
     window = rng.random() < 0.7
     length = int(rng.integers(2, 9 if k == 2 else 7)) if window else int(rng.integers(2, 5))
     kinds = [str(rng.choice(CHAIN_KINDS)) for _ in range(size)]
-    cls = pp.ScenarioClass([random_chain_member(rng, kind, k, length, f"{kind}{j}")
-                            for j, kind in enumerate(kinds)])
+    members = [random_chain_member(rng, kind, k, length, f"{kind}{j}")
+               for j, kind in enumerate(kinds)]
+    if rng.random() < 0.15:  # initial="any" (the oracle: every point mass and more)
+        members[0] = chain(members[0].transition, "any", length, f"{kinds[0]}0-any")
+    cls = pp.ScenarioClass(members)
     secret_nodes = _subset(rng, list(cls.nodes))
     if window:
         query = _windowed_query(rng, cls)
@@ -508,14 +518,17 @@ def _joint_epsilon(case: Case, cr, count: int) -> float:
 def _continual_worst(case: Case, cr, seed: int) -> float:
     """Release the whole horizon; after each release the exact joint ε of the prefix must be
     at most the reported totals. Returns the largest joint ε / reported total."""
-    unit, worst = cr.unit, 0.0
+    unit, worst, previous = cr.unit, 0.0, 0.0
     data_rng = np.random.default_rng([seed, case.index])  # the same data for every row
     for n, (spent, total) in enumerate(_continual_releases(case, cr, data_rng), start=1):
         joint, reported = _joint_epsilon(case, cr, n), min(spent, total)
         if not joint <= reported * (1 + SLACK):
             raise AssertionError(f"after {n} {unit}s the reported total is {spent!r} "
                                  f"(accountant {total!r}) < exact joint ε {joint!r}")
-        worst = max(worst, joint / reported if reported else 0.0)
+        if not previous <= spent <= cr.calibration.epsilon * (1 + SLACK):
+            raise AssertionError(f"after {n} {unit}s the total {spent!r} is below the previous "
+                                 f"{previous!r} or above the calibrated ε")
+        worst, previous = max(worst, joint / reported if reported else 0.0), spent
     return worst
 
 
@@ -576,6 +589,10 @@ def check_mechanisms(case: Case, tally: Tally) -> None:
             tally.passed(name, realised / case.epsilon)
         except AssertionError as err:
             tally.failures.append(f"{name} leaks: {err} [{case.description}]")
+        mqm = getattr(cal.evidence, "mqm_scale", None)   # ExactQuilt: never noisier than MQM
+        if mqm is not None and not cal.scale <= mqm * (1 + 1e-12):
+            tally.failures.append(f"{name} scale {cal.scale!r} > MQM's {mqm!r} "
+                                  f"[{case.description}]")
 
 
 def _secret_impossible_everywhere(framework) -> bool:

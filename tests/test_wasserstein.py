@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import brute_pmf, random_chain, random_network
+from oracle import brute_pmf, random_chain
 
 from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError, PufferfishError
 from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
-from pufferfish_pgm.privacy_loss import audit
 from pufferfish_pgm.queries import Count, Histogram
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework
@@ -46,13 +45,8 @@ def test_distance_matches_brute_force_and_release_passes(seed, length):
     assert cal.evidence.audit.passes(1.0)
 
 
-@settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 10**6), n=st.integers(2, 5))
-def test_networks(seed, n):
-    fw = Framework(random_network(np.random.default_rng(seed), n))
-    cal = WassersteinMechanism(epsilon=0.5).calibrate(fw, Count("s0"))
-    assert cal.evidence.audit.passes(0.5)
-    assert audit(fw, Count("s0"), cal.scale).passes(0.5)
+# Networks (and chains, classes, histograms): the realised ε of the calibrated scale is
+# checked by brute force in the seeded campaign of tests/test_privacy_regression.py.
 
 
 def test_independent_records_shift_by_one():
