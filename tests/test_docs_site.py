@@ -91,7 +91,7 @@ def test_the_site_builds_strictly_and_its_api_reference_lists_every_public_name(
         html = (site / "api" / stage / "index.html").read_text(encoding="utf-8")
         anchors.update(re.findall(r'id="(pufferfish_pgm\.[\w.]+)"', html))
     missing = [f"pufferfish_pgm.{stage}.{name}" for stage in STAGES
-               for name in getattr(importlib.import_module(f"pufferfish_pgm.{stage}"), "__all__")
+               for name in importlib.import_module(f"pufferfish_pgm.{stage}").__all__
                if f"pufferfish_pgm.{stage}.{name}" not in anchors]
     assert not missing, f"the API reference lacks {missing}"
     documented = {anchor.rsplit(".", 1)[1] for anchor in anchors}
