@@ -115,6 +115,41 @@ def read_ordonez(path: str | os.PathLike, *, user: Hashable | None = None,
     return table
 
 
+def _load(events: Any, names: dict[str, Hashable]) -> tuple[pd.DataFrame, Any, str]:
+    """The events as a DataFrame, a function naming a row by its index label, and a hint.
+
+    The hint ends the messages about defects that :func:`read_ordonez` can repair.
+    """
+    import pandas as pd
+
+    if isinstance(events, pd.DataFrame):
+        def where(label: Any) -> str:
+            return f"row {label!r}"
+        return events, where, ""
+    if not isinstance(events, (str, os.PathLike)):
+        raise ParameterTypeError(
+            f"events must be a pandas DataFrame or the path of a CSV or Ordóñez ADL file, got "
+            f"the {type(events).__name__}")
+    file = _existing_file(events)
+    hint = ""
+    if _is_ordonez(file):
+        hint = (f" (or read the file with read_ordonez({str(file)!r}, repair=True), which "
+                "drops backwards rows and resolves overlaps, and pass its result)")
+        table = read_ordonez(file)
+        table.columns = pd.Index([names["user"], names["start"], names["end"], names["state"]])
+    else:
+        try:
+            table = pd.read_csv(file, skip_blank_lines=False, encoding="utf-8-sig")
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+            raise InvalidDataError(f"{file.name} cannot be read as CSV: {err}") from None
+        table.index = pd.RangeIndex(2, len(table) + 2, name="line")  # line 1 is the header
+        table = table[~table.isna().all(axis=1)]                         # blank lines
+
+    def where_in_file(label: Any) -> str:
+        return f"line {label} of {file.name}"
+    return table, where_in_file, hint
+
+
 def _existing_file(path: Any) -> Path:
     file = Path(path)
     if not file.is_file():

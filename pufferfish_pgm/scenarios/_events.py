@@ -13,7 +13,6 @@ pandas is imported inside the functions, as elsewhere in the package, so that im
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Hashable
 from datetime import timedelta
@@ -22,11 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
-from ._event_files import (
-    _existing_file,
-    _is_ordonez,
-    read_ordonez,
-)
+from ._event_files import _load, read_ordonez  # noqa: F401  (imported from here too)
 from ._event_records import (
     DAY_NS,
     SECOND_NS,
@@ -57,7 +52,8 @@ def sequences_from_events(events: Any, *, slot: Any, user: Hashable = "user",
         Ordóñez ADL file when its first line is the header ``Start time  End time  Activity``
         (see :func:`read_ordonez`; the whole file is one user, named after the file, e.g.
         ``"OrdonezA"``), else as a CSV file with a header line. Times are datetimes or strings
-        pandas can read (``"2011-11-28 02:27:59"``), naive (local wall-clock time).
+        pandas can read (``"2011-11-28 02:27:59"``). Naive times are local wall-clock times;
+        times with a UTC offset or a time zone are converted to UTC (see Notes, *Times*).
     slot : str or pandas.Timedelta or datetime.timedelta
         Slot length: a pandas duration string such as ``"10min"``, ``"1min"``, ``"1h"``. It
         must divide a day evenly and be at least one second.
@@ -100,6 +96,25 @@ def sequences_from_events(events: Any, *, slot: Any, user: Hashable = "user",
     slots. The days in between are kept even when they have no event at all (their slots take
     ``fill``). A user with fewer than three calendar days contributes no row.
 
+    **Times.** The whole log is read one way. *Offsets*: times with a UTC offset
+    (``"2024-03-31T03:30:00+02:00"``, also several offsets in one log, as across a
+    daylight-saving change) and tz-aware columns are converted to UTC, and the days and slots
+    are then UTC days and times. UTC keeps the slot arithmetic exact: every day has 24 hours
+    and every interval its real length, where local wall-clock times would give the day of a
+    change 23 or 25 hours (an hour of slots that never happened, or an hour that happens
+    twice, whose intervals overlap or run backwards). For slots in local time convert first,
+    ``pd.to_datetime(col, utc=True).dt.tz_convert("Europe/Madrid").dt.tz_localize(None)``,
+    and settle the repeated autumn hour yourself. Every time carries an offset, or none does.
+    *Dates*: numeric dates with day and month before the year (``01/02/2024``) are read in
+    one order for the whole log: day first when some date has a first number above 12, month
+    first when some has a second number above 12 (both is an error); when no date decides,
+    month first as pandas does (``01/02/2024`` is 2 January), with an
+    :class:`~pufferfish_pgm.errors.AmbiguousDateWarning`. ISO dates are never ambiguous.
+    *Range*: slots are computed in pandas' nanosecond timestamps, so times must lie between
+    1677-09-21 00:12:44 and 2262-04-11 23:47:16 (pandas 1.5, still supported, has no coarser
+    unit); a time outside is an error naming the row, never moved. In an activity log it is a
+    typo (2300 for 2030), and a log from 2030 to 2300 would be a hundred thousand days.
+
     **Clean logs only.** An error names the row (the index label of a DataFrame, the line of a
     file) and the value, and says how to fix it: a missing value, an unreadable time, an end
     before its start, and two intervals of one user that overlap (touching intervals, one
@@ -112,14 +127,22 @@ def sequences_from_events(events: Any, *, slot: Any, user: Hashable = "user",
     users): the midpoint rule locates every slot midpoint with one binary search over a user's
     sorted interval starts; the majority rule adds up, for every interval, its overlap with
     each slot it touches (a user's disjoint intervals touch at most slots + 2 x intervals
-    slot cells). One year of one-minute slots of one user takes about 0.1 s from 100,000
-    intervals and 0.2 to 0.6 s from 525,600 (one a minute).
+    slot cells). One year of one-minute slots of one user takes about 0.1 s (midpoint) to
+    0.3 s (majority) of CPU from 100,000 intervals with ISO string times and 0.35 to 0.6 s
+    from 525,600 (one a minute); datetime columns save the parsing, month-first strings take
+    about 2.5 s (``benchmarks/bench_events.py``, which also measures the peak memory).
+
+    Warns
+    -----
+    AmbiguousDateWarning
+        The day and month of the log's numeric dates can be swapped (see Notes, *Times*).
 
     Raises
     ------
     InvalidDataError
-        The log is malformed (see Notes), a slot is uncovered and ``fill`` is ``None``, or no
-        user has a whole day.
+        The log is malformed (see Notes), a time is out of range, dates are written both day
+        first and month first, only some times carry a UTC offset, a slot is uncovered and
+        ``fill`` is ``None``, or no user has a whole day.
     InvalidParameterError, ParameterTypeError
         A bad ``slot``, ``rule`` or ``fill``, a column name that ``events`` does not have, or
         ``events`` of a type that is not read.
@@ -286,45 +309,6 @@ def _slot_labels(slot_ns: int, per_day: int) -> np.ndarray:
     return text.astype(object)
 
 
-def _load(events: Any, names: dict[str, Hashable]) -> tuple[pd.DataFrame, Any, str]:
-    """The events as a DataFrame, a function naming a row by its index label, and a hint.
-
-    The hint ends the messages about defects that :func:`read_ordonez` can repair.
-    """
-    import pandas as pd
-
-    if isinstance(events, pd.DataFrame):
-        def where(label: Any) -> str:
-            return f"row {label!r}"
-        return events, where, ""
-    if not isinstance(events, (str, os.PathLike)):
-        raise ParameterTypeError(
-            f"events must be a pandas DataFrame or the path of a CSV or Ordóñez ADL file, got "
-            f"the {type(events).__name__}")
-    file = _existing_file(events)
-    hint = ""
-    if _is_ordonez(file):
-        hint = (f" (or read the file with read_ordonez({str(file)!r}, repair=True), which "
-                "drops backwards rows and resolves overlaps, and pass its result)")
-        table = read_ordonez(file)
-        table.columns = pd.Index([names["user"], names["start"], names["end"], names["state"]])
-    else:
-        try:
-            table = pd.read_csv(file, skip_blank_lines=False, encoding="utf-8-sig")
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-            raise InvalidDataError(f"{file.name} cannot be read as CSV: {err}") from None
-        table.index = pd.RangeIndex(2, len(table) + 2, name="line")  # line 1 is the header
-        table = table[~table.isna().all(axis=1)]                         # blank lines
-
-    def where_in_file(label: Any) -> str:
-        return f"line {label} of {file.name}"
-    return table, where_in_file, hint
-
-
-# ---------------------------------------------------------------------------------------------
-# validation
-
-
 # ---------------------------------------------------------------------------------------------
 # slotting (times in int64 nanoseconds from the user's first whole day)
 
@@ -383,9 +367,3 @@ def _gap_error(user: Any, origin: int, k: int, count: int, slot: int, labels: np
     return InvalidDataError(
         f"user {user!r}, day {day}, slot {label!r}: {what}; {count} {plural} uncovered in all; "
         "pass fill=<state> (e.g. fill='Idle') to label gaps, or complete the log")
-
-
-# ---------------------------------------------------------------------------------------------
-# repairing the Ordóñez files
-
-
