@@ -285,6 +285,11 @@ def _check_offsets(column: pd.Series, arg: str, name: Hashable, where: Any) -> N
     if pd.api.types.is_datetime64_any_dtype(column.dtype):
         return
     has = column.astype(str).str.contains(_OFFSET, regex=True).to_numpy(dtype=bool)
+    if not has.any():   # pandas saw a zone that is not written as an offset, Z, UTC or GMT
+        raise InvalidDataError(
+            f"{where(column.index[0])}: the {arg} time {column.iloc[0]!r} ({name!r}) carries a "
+            "time zone that is not a UTC offset; write offsets like "
+            "'2024-03-31T03:30:00+02:00', or naive local times")
     if not has.all():
         i, j = int(np.argmin(has)), int(np.argmax(has))
         raise InvalidDataError(
