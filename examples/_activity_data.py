@@ -1,9 +1,12 @@
 """Activity sequences for the time-series example: real Ordóñez ADL labels when available.
 
 The Ordóñez "Activities of Daily Living" labels (two homes, A and B; attribution and
-non-commercial terms, see ../shared/data-real/README.md) are read from ``../shared/data-real``
-when that folder exists; they are never copied into this repository. Otherwise a documented
-synthetic generator produces days of the same shape.
+non-commercial terms, see ../shared/data-real/README.md) are read from a folder holding
+``OrdonezA_ADLs.txt`` and ``OrdonezB_ADLs.txt`` (by default ``../shared/data-real``); they are
+never copied into this repository. A folder that was asked for and lacks them is an error.
+Otherwise (the default folder lacks them, or synthetic days were asked for) a documented
+synthetic generator produces days of the same shape. Either way the first line on stderr says
+which data ran: a run on synthetic days must not pass for one on the real logs.
 
 Each whole calendar day becomes one sequence of ``24 * 60 // slot_minutes`` slots labelled by
 the activity covering the slot's midpoint ("Idle" where no interval covers it), by the
@@ -12,15 +15,21 @@ library's own ``pp.read_ordonez(..., repair=True)`` and ``pp.sequences_from_even
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data-real"
 IDLE = "Idle"
+FILES = ("OrdonezA_ADLs.txt", "OrdonezB_ADLs.txt")
 
 
-def _real_days(slot_minutes: int) -> tuple[list[list[str]], list[str]]:
+class DataNotFound(FileNotFoundError):
+    """A data folder that was asked for lacks the Ordóñez files."""
+
+
+def _real_days(slot_minutes: int, folder: Path) -> tuple[list[list[str]], list[str]]:
     """Both homes' logs through the library: repaired (the report is printed), cut into
     slots, gaps labelled Idle; one row per whole calendar day."""
     import warnings
@@ -31,7 +40,8 @@ def _real_days(slot_minutes: int) -> tuple[list[list[str]], list[str]]:
 
     with warnings.catch_warnings(record=True) as repaired:
         warnings.simplefilter("always", UserWarning)
-        logs = [pp.read_ordonez(DATA / f"Ordonez{h}_ADLs.txt", user=h, repair=True) for h in "AB"]
+        logs = [pp.read_ordonez(folder / f"Ordonez{h}_ADLs.txt", user=h, repair=True)
+                for h in "AB"]
     for w in repaired:
         print(f"repaired {w.message}")
     wide = pp.sequences_from_events(pd.concat(logs), slot=f"{slot_minutes}min", fill=IDLE)
@@ -61,10 +71,26 @@ def synthetic_days(n_days: int, home: str, slot_minutes: int, seed: int) -> list
     return days
 
 
-def load_days(slot_minutes: int = 10) -> tuple[list[list[str]], list[str], str]:
-    """(days, home label per day, source description)."""
-    if all((DATA / f"Ordonez{h}_ADLs.txt").is_file() for h in "AB"):
-        days, homes = _real_days(slot_minutes)
-        return days, homes, "Ordóñez ADL labels (real data, ../shared/data-real)"
+def load_days(slot_minutes: int = 10, folder: Path | None = None, synthetic: bool = False
+              ) -> tuple[list[list[str]], list[str], str]:
+    """(days, home label per day, source description); the source is also the first line
+    written to stderr.
+
+    ``folder`` (default :data:`DATA`) must hold both Ordóñez files when it is given
+    (:class:`DataNotFound` otherwise); the default folder without them, or ``synthetic=True``,
+    gives synthetic days, said loudly.
+    """
+    where = DATA if folder is None else Path(folder)
+    found = all((where / name).is_file() for name in FILES)
+    if folder is not None and not found and not synthetic:
+        raise DataNotFound(f"{where} does not hold {' and '.join(FILES)}; give the folder of "
+                           "the Ordóñez ADL files, or --synthetic")
+    if found and not synthetic:
+        print(f"data: Ordóñez ADL logs (real) from {where}", file=sys.stderr, flush=True)
+        days, homes = _real_days(slot_minutes, where)
+        return days, homes, f"Ordóñez ADL labels (real data, {where})"
+    why = "asked for" if synthetic else f"the Ordóñez files are not in {where}"
+    print(f"data: SYNTHETIC days, not the real logs ({why}); pass the folder of "
+          f"{' and '.join(FILES)} to run on them", file=sys.stderr, flush=True)
     days = synthetic_days(14, "A", slot_minutes, 1) + synthetic_days(21, "B", slot_minutes, 2)
-    return days, ["A"] * 14 + ["B"] * 21, "synthetic days (real data folder not found)"
+    return days, ["A"] * 14 + ["B"] * 21, f"synthetic days ({why})"

@@ -10,19 +10,24 @@
    14 days, released day after day by ``pp.ContinualRelease`` under a total budget (days are
    independent releases), and a picture of the released hourly profile against the truth.
 
-Run: ``python examples/activity_timeseries.py`` (the picture needs matplotlib).
+Run: ``python examples/activity_timeseries.py [FOLDER]`` with the folder of the Ordóñez files
+``OrdonezA_ADLs.txt`` and ``OrdonezB_ADLs.txt`` (default ``../shared/data-real``; without them
+there, synthetic days run, and the first line on stderr says so), or ``--synthetic``; ``--help``
+lists the options. The picture needs matplotlib.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
-from _activity_data import load_days  # noqa: E402
+from _activity_data import DataNotFound, load_days  # noqa: E402
 
 import pufferfish_pgm as pp  # noqa: E402
 
@@ -31,9 +36,9 @@ ACTIVITY = "Sleeping"
 HOURLY = "Spare_Time/TV"
 
 
-def main(epsilon: float = 1.0, picture: Path | None = Path("activity_profile.png")
-         ) -> list[tuple[str, float, float]]:
-    days, homes, source = load_days(SLOT_MINUTES)
+def main(epsilon: float = 1.0, picture: Path | None = Path("activity_profile.png"),
+         folder: Path | None = None, synthetic: bool = False) -> list[tuple[str, float, float]]:
+    days, homes, source = load_days(SLOT_MINUTES, folder, synthetic)
     theta = pp.ScenarioClass.fit_groups(days, homes, pseudocount=0.5, initial="stationary")
     print(f"data: {source}; {len(days)} days, {len(theta.nodes)} slots of {SLOT_MINUTES} min, "
           f"{len(theta.states_of(0))} states; one chain per home: {[m.name for m in theta]}")
@@ -90,5 +95,23 @@ def hourly(framework: pp.Framework, days: list, epsilon: float, n_days: int = 14
     return stream
 
 
+def run(argv: Sequence[str] | None = None) -> int:
+    """The command line: parse ``argv``, run :func:`main`; 2 when the data folder is wrong."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("folder", nargs="?", type=Path,
+                        help="folder of OrdonezA_ADLs.txt and OrdonezB_ADLs.txt (default: "
+                             "../shared/data-real, else synthetic days, said on stderr)")
+    parser.add_argument("--synthetic", action="store_true", help="run on synthetic days")
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--picture", type=Path, default=Path("activity_profile.png"))
+    args = parser.parse_args(argv)
+    try:
+        main(args.epsilon, args.picture, args.folder, args.synthetic)
+    except DataNotFound as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(run())

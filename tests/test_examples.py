@@ -67,3 +67,17 @@ def test_deterministic_constraints_dp_release_overshoots():
     assert leak.realised_uniform == pytest.approx(leak.paper_log_ratio_at_n, rel=1e-9)
     assert leak.realised_uniform > 8.0 and leak.realised_worst_prior > 9.0
     assert leak.exact_scale_uniform > leak.dp_scale
+
+
+def test_activity_example_says_on_stderr_which_data_ran(tmp_path, monkeypatch, capsys):
+    # issue 19 item 7f: without the Ordóñez files it fell back to synthetic days silently
+    example = _load("activity_timeseries")
+    data = sys.modules["_activity_data"]
+    monkeypatch.setattr(data, "DATA", tmp_path)            # the default folder lacks the files
+    days, homes, source = data.load_days(10)
+    err = capsys.readouterr().err
+    assert err.splitlines()[0].startswith("data: SYNTHETIC days, not the real logs")
+    assert str(tmp_path) in err.splitlines()[0] and source.startswith("synthetic")
+    assert example.run([str(tmp_path / "nowhere")]) == 2    # a folder asked for must hold them
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "OrdonezA_ADLs.txt" in err and "nowhere" in err

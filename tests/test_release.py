@@ -454,3 +454,25 @@ def test_interval_rejects_a_non_bool_simultaneous() -> None:
     rel = pp.Release(value=1, scale=1.0, epsilon=1.0, mechanism="m", query="q")
     with pytest.raises(ParameterTypeError, match="simultaneous"):
         rel.interval(0.9, simultaneous="yes")
+
+
+def test_a_table_needs_only_the_columns_the_query_reads(asia, asia_fw) -> None:
+    # issue 19 item 7a: a column for every node was demanded though the query reads two
+    import pickle
+
+    from pufferfish_pgm.mechanisms._release import _Absent
+
+    query = Count("yes", ("lung", "tub"))
+    frame = pd.DataFrame({"lung": ["yes", "no", "yes"], "tub": ["yes", "no", "no"]})
+    assert evaluate(asia_fw, query, frame).tolist() == [2, 0, 1]
+    bars = evaluate(asia_fw, Histogram(("lung",)), frame[["lung"]])   # one bar per state
+    assert bars.shape == (3, 2) and bars.sum(axis=1).tolist() == [1, 1, 1]
+    cal = pp.GroupDPMechanism(epsilon=1.0).calibrate(asia_fw, query)
+    rel = cal.release(frame, np.random.SeedSequence(1), chunk_size=1)   # chunked path
+    assert np.asarray(rel.value).shape == (3,)
+    with pytest.raises(InvalidDataError, match="no column for node 'lung', which the query "
+                                               r"count\(yes\) reads"):
+        evaluate(asia_fw, query, frame[["tub"]])
+    with pytest.raises(InvalidDataError, match="no column for node 'tub'"):
+        cal.release(frame[["lung"]])
+    assert pickle.loads(pickle.dumps(_Absent.COLUMN)) is _Absent.COLUMN   # chunks on processes

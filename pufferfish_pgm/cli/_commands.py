@@ -32,16 +32,16 @@ from ..plots import plot_privacy_loss, plot_quilt
 from ..privacy_loss import AuditReport
 from ..privacy_loss import audit as run_audit
 from ..queries import Histogram, Query, query_distribution
+from ..scenarios import ScenarioClass
 from ..secrets import Framework
 from ._compare import compare, demo
 from ._options import (
+    _certified,
     _coerce,
     _describe,
-    _framework,
     _json_nodes,
     _query,
     _query_nodes,
-    _read_certificate,
     _setup,
     _span,
     _table,
@@ -87,15 +87,44 @@ def calibrate(args: argparse.Namespace) -> dict:
     return {"text": text, "json": out}
 
 
-def _read_csv(path: str) -> Any:
+def _read_csv(path: str, cls: ScenarioClass) -> Any:
+    """The CSV as text (``TRUE`` stays the state ``TRUE``, ``007`` stays ``007``, an empty cell
+    stays empty), then each cell as the model's own state it names (a chain file's state 1 is
+    the integer 1); a cell that names no state is kept, for the release to name it."""
     import pandas as pd  # type: ignore[import-untyped]
 
     if not Path(path).is_file():
         raise ModelFileNotFoundError(f"data file {path!r} does not exist")
     try:
-        return pd.read_csv(path)
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (ValueError, UnicodeDecodeError) as err:
         raise InvalidDataError(f"cannot read {path!r} as CSV: {err}") from None
+    if cls.kind == "chain":
+        return pd.DataFrame(_as_states(frame.to_numpy(), cls.states_of(cls.nodes[0])),
+                            columns=frame.columns)
+    frame.columns = [_coerce(str(c), cls.nodes) for c in frame.columns]
+    for column in frame.columns:
+        if column in set(cls.nodes):
+            frame[column] = _as_states(frame[column].to_numpy(), cls.states_of(column))
+    return frame
+
+
+def _as_states(values: np.ndarray, states: tuple) -> np.ndarray:
+    """Text cells as the states they name (unchanged when every state is a string).
+
+    Examples
+    --------
+    >>> _as_states(np.array(["1", "0", "x"], dtype=object), (0, 1)).tolist()
+    [1, 0, 'x']
+    """
+    if all(isinstance(s, str) for s in states):
+        return values
+    import pandas as pd
+
+    names = {str(s): s for s in states}
+    labels, uniques = pd.factorize(values.ravel())
+    table = np.array([names.get(u, u) for u in uniques] + [""], dtype=object)
+    return table[labels].reshape(values.shape)
 
 
 def release(args: argparse.Namespace) -> dict:
@@ -113,17 +142,14 @@ def release(args: argparse.Namespace) -> dict:
 
         return release_events(args)
     if args.calibration:
-        fw = _framework(args)
-        cal = Calibration.from_json(_read_certificate(args.calibration), fw)
+        fw, text = _certified(args, args.calibration)
+        cal = Calibration.from_json(text, fw)
         _agree(args, cal)
     else:
         fw, query = _setup(args)
         epsilon = 1.0 if args.epsilon is None else args.epsilon
         cal = mechanism(args.mechanism or "mqm", epsilon).calibrate(fw, query)
-    frame = _read_csv(args.data)
-    if fw.scenarios.kind == "chain":
-        states = fw.scenarios.states_of(0)
-        frame = frame.apply(lambda col: col.map(lambda v: _coerce(str(v), states)))
+    frame = _read_csv(args.data, fw.scenarios)
     rng = None if args.seed is None else np.random.default_rng(args.seed)
     rel = cal.release(frame, rng=rng, per_user=not args.aggregate)
     values = np.atleast_1d(rel.value).tolist()
@@ -155,8 +181,8 @@ def _agree(args: argparse.Namespace, cal: Calibration) -> None:
 
 def verify(args: argparse.Namespace) -> dict:
     """``verify``: re-prove a certificate for the model (exit 2 when it does not hold)."""
-    fw = _framework(args)
-    report = verify_certificate(_read_certificate(args.file), fw)
+    fw, text = _certified(args, args.file)
+    report = verify_certificate(text, fw)
     if not report.holds:
         raise CertificateError(report.message)
     return {"text": report.message, "json": {

@@ -5,8 +5,16 @@ The whole activity workflow from the command line: each log (an Ordóñez ADL fi
 cut into slots (:func:`~pufferfish_pgm.sequences_from_events`), one chain per user (home) is
 fitted from that user's days (the class Θ), and the count of one activity in every window
 (``--window``, default one hour) is released for every day, with one Laplace scale on every
-coordinate. Each day is one release on independent days, so the total over the days is the ε
-of one day (parallel composition, ``docs/composition.md``).
+coordinate. Two models (``--unit``, as ``unit=`` of :class:`~pufferfish_pgm.ContinualRelease`):
+
+* ``day`` (the default): one chain per day, fitted from the days; days are *assumed*
+  independent under the model (an activity that crosses midnight, like Sleeping, is cut
+  there). Under that assumption each day is a separate release and the days compose in
+  parallel: the total is the ε of one day (``docs/composition.md``).
+* ``window``: one chain over each user's whole log (its consecutive days joined, so the
+  midnight transitions are modelled and fitted); every window of every day is one coordinate
+  of one release calibrated for the whole log (one calibration per log length), so the total
+  is its ε without assuming independent days.
 """
 
 from __future__ import annotations
@@ -19,10 +27,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
-from ..mechanisms import Calibration
+from ..mechanisms import Calibration, Mechanism, Release
 from ..mechanisms._registry import mechanism
+from ..mechanisms._release import coordinate_names
 from ..queries import WindowedCount
-from ..scenarios import ScenarioClass, read_ordonez, sequences_from_events
+from ..scenarios import MarkovChainScenario, ScenarioClass, read_ordonez, sequences_from_events
 from ..secrets import Framework
 
 __all__ = ["release_events"]
@@ -86,32 +95,100 @@ def _state(text: str | None, cls: ScenarioClass, days: Any) -> Any:
 def _calibrate(args: argparse.Namespace, days: Any) -> tuple[Calibration, Any]:
     users = list(days.index.get_level_values(0))
     cls = ScenarioClass.fit_groups(days, users, pseudocount=0.5, initial="stationary")
-    query = WindowedCount(_state(args.query, cls, days),
-                          _window_slots(args.window, args.slot, len(cls.nodes)))
-    epsilon = 1.0 if args.epsilon is None else args.epsilon
-    return mechanism(args.mechanism or "mqm", epsilon).calibrate(Framework(cls), query), cls
+    return _mechanism(args).calibrate(Framework(cls), _query(args, cls, days)), cls
+
+
+def _mechanism(args: argparse.Namespace) -> Mechanism:
+    return mechanism(args.mechanism or "mqm", 1.0 if args.epsilon is None else args.epsilon)
+
+
+def _query(args: argparse.Namespace, cls: ScenarioClass, days: Any) -> WindowedCount:
+    """The windowed count of ``--query`` and ``--window`` (a day has ``days.shape[1]`` slots)."""
+    width = _window_slots(args.window, args.slot, days.shape[1])
+    if args.unit == "window" and days.shape[1] % width:
+        raise InvalidParameterError(
+            f"with --unit window, --window {args.window} must divide a day ({days.shape[1]} "
+            f"slots of {args.slot}) so that every day's windows line up")
+    return WindowedCount(_state(args.query, cls, days), width)
 
 
 def release_events(args: argparse.Namespace) -> dict:
     """Fit, calibrate and release every day of the logs (see the module docstring)."""
     days, repaired = _days(args.events, args.slot, args.fill)
-    cal, cls = _calibrate(args, days)
     rng = None if args.seed is None else np.random.SeedSequence(args.seed)
-    rel = cal.release(days.to_numpy(), rng)
-    low, high = rel.interval(0.95)
-    half = float(np.max(np.asarray(high) - np.asarray(rel.value), initial=0.0))
-    rows = [f"{user} {day:%Y-%m-%d}: " + " ".join(str(v) for v in values)
-            for (user, day), values in zip(days.index, np.atleast_2d(rel.value), strict=True)]
+    if args.unit == "window":
+        cals, cls, values, half = _release_logs(args, days, rng)
+        cal = max(cals.values(), key=lambda c: c.scale)
+        model = (f"one chain per user over the whole log (midnight transitions modelled): "
+                 f"{[m.name for m in cls]}; one calibration per log length: "
+                 + ", ".join(f"{t} slots: scale {c.scale:.6g}" for t, c in cals.items()))
+        total = (f"every window of a user's log is one coordinate of one release: ε = "
+                 f"{cal.epsilon:g} in all")
+    else:
+        cal, cls = _calibrate(args, days)
+        rel = cal.release(days.to_numpy(), rng)
+        values = np.atleast_2d(rel.value)
+        half = _half(rel)
+        model = f"one chain per user and day: {[m.name for m in cls]}"
+        total = (f"assumed: days are independent under the model (each day is its own chain, so "
+                 f"an activity across midnight is cut there); then the days compose in parallel: "
+                 f"ε = {cal.epsilon:g} in all. --unit window models each user's log as one "
+                 "chain instead")
+    coordinates = coordinate_names(cls, _query(args, cls, days))[:values.shape[1]]
+    rows = [f"{user} {day:%Y-%m-%d}: " + " ".join(str(v) for v in row)
+            for (user, day), row in zip(days.index, values, strict=True)]
     text = "\n".join([
-        f"logs: {len(args.events)} file(s), {len(days)} days, {len(cls.nodes)} slots of "
-        f"{args.slot}; one chain per user: {[m.name for m in cls]}", *repaired,
-        cal.summary(), f"columns: {', '.join(rel.coordinates[:4])}, ...", *rows[:20],
+        f"logs: {len(args.events)} file(s), {len(days)} days, {days.shape[1]} slots of "
+        f"{args.slot} a day; {model}", *repaired,
+        cal.summary(), f"columns: {', '.join(coordinates[:4])}, ...", *rows[:20],
         *(["..."] if len(rows) > 20 else []),
         f"accuracy: each value is within ±{half:g} of its true answer with probability 0.95; "
-        f"days are independent releases: ε = {cal.epsilon:g} in all"])
+        + total])
     return {"text": text, "json": {
-        "mechanism": rel.mechanism, "scale": rel.scale, "epsilon": rel.epsilon,
-        "coordinates": list(rel.coordinates),
+        "mechanism": cal.mechanism, "scale": cal.scale, "epsilon": cal.epsilon,
+        "unit": args.unit, "coordinates": list(coordinates),
         "days": [[str(u), f"{d:%Y-%m-%d}"] for u, d in days.index],
-        "values": np.atleast_2d(rel.value).tolist(),
-        "interval_95": [np.asarray(low).tolist(), np.asarray(high).tolist()]}}
+        "values": values.tolist(),
+        "interval_95": [(values - half).tolist(), (values + half).tolist()]}}
+
+
+def _half(rel: Release) -> Any:
+    """The 95 % half-width of a release's values (the same for every value: one scale)."""
+    low, high = rel.interval(0.95)
+    return np.max(np.asarray(high) - np.asarray(rel.value), initial=0)
+
+
+def _release_logs(args: argparse.Namespace, days: Any, rng: Any
+                  ) -> tuple[dict[int, Calibration], ScenarioClass, np.ndarray, Any]:
+    """``--unit window``: each user's days joined into one sequence, one chain per user fitted
+    on them, one calibration per log length; the values one row per day again."""
+    users = list(dict.fromkeys(days.index.get_level_values(0)))
+    logs = [_joined(days, user) for user in users]
+    cls = ScenarioClass.fit_groups(logs, users, pseudocount=0.5, initial="stationary")
+    query = _query(args, cls, days)
+    by_length: dict[int, Calibration] = {}
+    rngs = None if rng is None else rng.spawn(len(users))
+    values, half = [], 0
+    for i, log in enumerate(logs):
+        if len(log) not in by_length:
+            members = ScenarioClass([m.with_length(len(log)) for m in cls
+                                     if isinstance(m, MarkovChainScenario)])
+            by_length[len(log)] = _mechanism(args).calibrate(Framework(members), query)
+        rel = by_length[len(log)].release([log], None if rngs is None else rngs[i])
+        values.append(np.asarray(rel.value).reshape(len(log) // days.shape[1], -1))
+        half = max(half, _half(rel))
+    return by_length, cls, np.concatenate(values), half
+
+
+def _joined(days: Any, user: Any) -> list:
+    """One user's days end to end; they must be consecutive calendar days."""
+    import pandas as pd
+
+    own = days.xs(user, level=0)
+    gaps = np.flatnonzero(np.diff(own.index.to_numpy()) != pd.Timedelta(days=1).to_timedelta64())
+    if len(gaps):
+        raise InvalidParameterError(
+            f"user {user!r}: days {own.index[gaps[0]]:%Y-%m-%d} and "
+            f"{own.index[gaps[0] + 1]:%Y-%m-%d} are not consecutive, so the log is not one "
+            "chain; use --unit day")
+    return own.to_numpy().ravel().tolist()

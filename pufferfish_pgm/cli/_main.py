@@ -1,9 +1,12 @@
 """Command line: ``pufferfish-pgm {demo,plan,calibrate,release,audit,compare,verify}``.
 
 A thin layer over the public API. Errors in the input print one line on stderr and exit with
-code 2; ``--json`` prints machine-readable output; ``--version`` prints the version. ``compare``
-and ``demo`` keep the rows of the mechanisms that finished when one fails (its row says why)
-and exit with 2 only when every mechanism failed.
+code 2 (hints written for Python callers are said as options, :mod:`._wording`); Ctrl-C prints
+one line and exits with 130; ``--json`` prints machine-readable output; ``--version`` prints
+the installed package's version. ``compare`` and ``demo`` keep the rows of the mechanisms that
+finished when one fails (its row says why) and exit with 2 only when every mechanism failed.
+Parsing the arguments imports no numpy-heavy module (scipy, pandas, pgmpy): the subcommands
+are imported after it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ..errors import PufferfishError
+from ._wording import cli_words
 
 __all__ = ["main", "run"]
 
@@ -56,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     parser = _Parser(prog="pufferfish-pgm", description="Pufferfish privacy for data modelled "
                      "by Bayesian networks and Markov chains.")
-    parser.add_argument("--version", action="version", version=f"pufferfish_pgm {_version()}")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, text in [("demo", "calibrate every mechanism on the bundled activity chain, "
                                 "release a sample day, print a table"),
@@ -86,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--window", default="1h", help="with --events: window of the "
                                                           "released counts (default 1h)")
             p.add_argument("--fill", help="with --events: state of slots no event covers")
+            p.add_argument("--unit", choices=("day", "window"), default="day",
+                           help="with --events: day (default) fits one chain per day and "
+                                "assumes days independent under the model (an activity across "
+                                "midnight is cut there); window fits one chain over each "
+                                "user's whole log and calibrates its windows as one release")
             p.add_argument("--calibration", help="release with this certificate's scale (from "
                                                  "calibrate --out), without recalibrating")
             p.set_defaults(epsilon=None, mechanism=None)  # given: must agree with --calibration
@@ -125,9 +134,27 @@ def _seed(text: str) -> int:
     return value
 
 
+class _Version(argparse.Action):
+    """``--version``: the version is looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> NoReturn:
+        print(f"pufferfish_pgm {_version()}")
+        parser.exit()
+
+
 def _version() -> str:
-    """The package's ``__version__`` (the package is loaded: this module is part of it)."""
-    return str(getattr(sys.modules[__name__.split(".")[0]], "__version__", "unknown"))
+    """The installed distribution's version (``importlib.metadata``, the one source), else
+    the package's ``__version__`` (a source tree that is not installed)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("pufferfish_pgm")
+    except metadata.PackageNotFoundError:
+        return str(getattr(sys.modules[__name__.split(".")[0]], "__version__", "unknown"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -154,8 +181,11 @@ def _main(argv: Sequence[str] | None) -> int:
         _print(result, args.json)
         return int(result.get("exit_code", 0))
     except PufferfishError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {cli_words(' '.join(str(err).split()))}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:   # Ctrl-C: one line, the shell's code for SIGINT (128 + 2)
+        print("interrupted (Ctrl-C); nothing more was computed or written", file=sys.stderr)
+        return 130
     except BrokenPipeError:   # the reader went away (`... | head`): stop quietly, as cat does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -6,11 +6,13 @@ Internal to :mod:`pufferfish_pgm.cli`; each subcommand module imports what it ne
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Hashable, Iterable
 from pathlib import Path
 from typing import Any
 
 from ..errors import (
+    CertificateError,
     InvalidParameterError,
     MissingDependencyError,
     ModelFileNotFoundError,
@@ -77,6 +79,34 @@ def _read_certificate(path: str) -> str:
     if not file.is_file():
         raise ModelFileNotFoundError(f"certificate file {path!r} does not exist")
     return file.read_text(encoding="utf-8")
+
+
+def _certified(args: argparse.Namespace, path: str) -> tuple[Framework, str]:
+    """The framework of ``--model`` and the certificate's text; without ``--model``, a
+    certificate written for another model is refused naming it (not the bundled default's
+    scenario count)."""
+    text = _read_certificate(path)
+    fw = _framework(args)
+    named = _certificate_scenarios(text)
+    ours = [m.name for m in fw.scenarios]
+    if args.model is None and named is not None and named != ours:
+        raise CertificateError(
+            f"the certificate {path} was written for the model with scenario(s) "
+            f"{', '.join(map(repr, named))}, but no --model was given, so the bundled default "
+            f"(the activity chain: {', '.join(map(repr, ours))}) was used; pass --model FILE, "
+            "the model file the certificate was calibrated on")
+    return fw, text
+
+
+def _certificate_scenarios(text: str) -> list | None:
+    """The scenario names a certificate records (None when it does not say: the library's
+    reader then names what is wrong with it)."""
+    try:
+        doc = json.loads(text)
+        names = [s["name"] for s in doc["scenarios"]]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return names if names and all(isinstance(n, str) for n in names) else None
 
 
 def _query(text: str | None, cls: ScenarioClass, nodes: tuple | None = None) -> Query:
