@@ -42,6 +42,7 @@ from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..queries import Query
 from ..quilts import ChainPlan, PlanEntry, plan_chain, plan_network
+from ..quilts._chain_planner import plan_runs
 from ..quilts._chain_windows import search_shared
 from ..scenarios import MarkovChainScenario, Scenario, ScenarioClass, as_class
 from ..scenarios._chain_validation import stationary_distribution
@@ -126,8 +127,7 @@ class MarkovQuiltMechanism(Mechanism):
         if cls.kind == "chain":
             chain = plan_chain(framework, query, self.epsilon, max_window=self.max_window)
             return _calibration(self, framework, query, chain, QuiltEvidence(
-                lipschitz=lipschitz, planner="chain", truncated_nodes=int(chain.truncated.sum()),
-                **_worst(chain, chain.sigma, _trivial(chain))))
+                lipschitz=lipschitz, planner="chain", **_chain_fields(chain)))
         result = plan_network(framework, query, self.epsilon,
                               max_quilt_states=self.max_quilt_states,
                               extra_quilts=self.extra_quilts, max_candidates=self.max_candidates,
@@ -141,9 +141,13 @@ class MarkovQuiltMechanism(Mechanism):
             **_worst(entries, sigmas, trivial)))
 
 
-def _trivial(plan: ChainPlan) -> np.ndarray:
-    """Which nodes of a chain plan kept the trivial quilt (no quilt node on either side)."""
-    return (np.asarray(plan.left) == 0) & (np.asarray(plan.right) == 0)
+def _chain_fields(plan: ChainPlan) -> dict:
+    """The QuiltEvidence fields about a chain plan, from its node classes (no per-node array):
+    σ_max, the first node reaching it, the nodes left trivial and those truncated."""
+    trivial = (plan.run_left == 0) & (plan.run_right == 0)
+    return {"sigma_max": plan.sigma_max, "worst_node": plan.worst_node,
+            "trivial_nodes": plan.count_where(trivial),
+            "truncated_nodes": plan.count_where(plan.run_truncated)}
 
 
 def _worst(plan: Sequence[PlanEntry], sigmas: np.ndarray, trivial: np.ndarray) -> dict:
@@ -225,16 +229,15 @@ def mqm_approx_plan(pi_min: float, eigengap: float, epsilon: float, length: int,
             "transition matrix's second-largest eigenvalue modulus |λ| (see chain_mixing)")
     epsilon = positive_finite("epsilon", epsilon)
     length = positive_int("length", length)
-    nodes = np.arange(length)
     if eigengap == 0 or np.exp(-eigengap * (length - 1)) / pi_min >= 1:
-        zero = np.zeros(length, dtype=np.int64)  # no quilt is ever usable: all trivial
-        return ChainPlan(nodes=nodes, left=zero, right=zero, influence=np.zeros(length),
-                         sigma=np.full(length, length / epsilon),
-                         truncated=np.zeros(length, dtype=bool), length=length)
-    best, cut = search_shared(lambda w: _approx_tables(pi_min, float(eigengap), w), nodes,
-                              length, epsilon, max_window)
-    return ChainPlan(nodes=nodes, left=best.left, right=best.right, influence=best.influence,
-                     sigma=best.sigma, truncated=cut, length=length)
+        one = np.array([0])    # no quilt is ever usable: every node trivial, one class
+        return ChainPlan(starts=one, stops=np.array([length]), run_left=one, run_right=one,
+                         run_influence=np.zeros(1), run_sigma=np.full(1, length / epsilon),
+                         run_truncated=np.zeros(1, dtype=bool), length=length)
+    cap = max(1, min(length - 1, max_window))
+    return plan_runs(lambda nodes, _: search_shared(
+        lambda w: _approx_tables(pi_min, float(eigengap), w), nodes, length, epsilon,
+        max_window), [(np.array([[0, length]]), None)], length, cap + 1, cap)
 
 
 def mqm_approx_scale(pi_min: float, eigengap: float, epsilon: float, length: int) -> float:
@@ -292,8 +295,8 @@ class MQMApproxMechanism(Mechanism):
         plan = mqm_approx_plan(pi_min, gap, self.epsilon, len(cls.nodes),
                                max_window=self.max_window)
         return _calibration(self, framework, query, plan, QuiltEvidence(
-            lipschitz=lipschitz, planner="approx", truncated_nodes=int(plan.truncated.sum()),
-            pi_min=pi_min, eigengap=gap, **_worst(plan, plan.sigma, _trivial(plan))))
+            lipschitz=lipschitz, planner="approx", pi_min=pi_min, eigengap=gap,
+            **_chain_fields(plan)))
 
 
 def _transient_chain(cls: ScenarioClass) -> str:

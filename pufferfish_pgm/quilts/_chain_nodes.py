@@ -38,13 +38,40 @@ from ..secrets._possible import support_at, support_cycle
 from ._chain_windows import BestWindows, grow_window, sigma_table, window_terms
 from ._influence import is_stationary, log_ratio, power_stack
 
-__all__ = ["Converged", "convergence", "possible_states", "search_nodes", "support_at",
-           "support_cycle"]
+__all__ = ["Converged", "Prefix", "convergence", "possible_states", "search_nodes",
+           "sharing_start", "support_at", "support_cycle"]
 
 BAND_TOLERANCE = 1e-12
 CHUNK = 1024
 BUDGET = 2 ** 22
 MAX_ROUND_WORK = 2 ** 30  # cells of E(a, b) per (θ, pair) in one round of the per-node search
+
+
+@dataclass(frozen=True, eq=False)
+class Prefix:
+    """Prefix counts C of the query's nodes: C[j] = query nodes before node j (with
+    multiplicity), j = 0..T. ``counts=None``: every node once, C[j] = j, without an array.
+
+    >>> full, some = Prefix(5), Prefix(5, np.array([0, 0, 1, 1, 2, 2]))
+    >>> full[np.array([0, 3])].tolist(), full.total, some.total, some.unit
+    ([0, 3], 5, 2, True)
+    """
+
+    length: int
+    counts: np.ndarray | None = None
+
+    def __getitem__(self, at: Any) -> Any:
+        return np.asarray(at) if self.counts is None else self.counts[at]
+
+    @property
+    def total(self) -> int:
+        """C[T]: the number of query nodes."""
+        return self.length if self.counts is None else int(self.counts[-1])
+
+    @property
+    def unit(self) -> bool:
+        """Whether no node counts more than once."""
+        return self.counts is None or bool(np.diff(self.counts).max(initial=0) <= 1)
 
 
 def possible_states(chain: MarkovChainScenario, nodes: np.ndarray) -> np.ndarray:
@@ -119,11 +146,11 @@ def _batch_terms(chain: MarkovChainScenario, left: np.ndarray, pairs: np.ndarray
 
 
 def _kernel(u: np.ndarray, active: np.ndarray, right: np.ndarray, nodes: np.ndarray,
-            prefix: np.ndarray, window: int, epsilon: float) -> tuple[BestWindows, np.ndarray]:
+            prefix: Prefix, window: int, epsilon: float) -> tuple[BestWindows, np.ndarray]:
     """Best option within the window for each node, given its terms (J = Θ x pairs), and a
     lower bound on σ over the options outside the window (see :func:`_outside_bound`)."""
     n, count = active.shape
-    length = len(prefix) - 1
+    length = prefix.length
     uf = np.where(active[:, None, :], np.concatenate([u, np.zeros((n, 1, count))], axis=1),
                   -np.inf)
     df = np.where(active[:, None, :], np.concatenate([right, np.zeros((1, count))])[None],
@@ -143,14 +170,14 @@ def _kernel(u: np.ndarray, active: np.ndarray, right: np.ndarray, nodes: np.ndar
     flat = sig.reshape(n, -1).argmin(axis=1)
     a, b = np.divmod(flat, window + 1)
     rows = np.arange(n)
-    best = BestWindows.trivial(n, prefix[-1] / epsilon)
+    best = BestWindows.trivial(n, prefix.total / epsilon)
     best.offer(rows, sig[rows, a, b], np.where(a < window, a + 1, 0),
                np.where(b < window, b + 1, 0), e[rows, a, b])
     sides = (np.maximum(uf.max(axis=2), 0), np.maximum(df.max(axis=2), 0), lo, hi, ok_l, ok_r)
     return best, _outside_bound(nodes, prefix, window, epsilon, sides)
 
 
-def _outside_bound(nodes: np.ndarray, prefix: np.ndarray, window: int, epsilon: float,
+def _outside_bound(nodes: np.ndarray, prefix: Prefix, window: int, epsilon: float,
                    sides: tuple) -> np.ndarray:
     """A proven lower bound on σ over every option outside the window (inf if none).
 
@@ -160,7 +187,7 @@ def _outside_bound(nodes: np.ndarray, prefix: np.ndarray, window: int, epsilon: 
     symmetrically on the right, and with both sides outside σ >= card(W, W) / ε.
     """
     u_max, d_max, lo, hi, ok_l, ok_r = sides
-    length = len(prefix) - 1
+    length = prefix.length
     i = nodes[:, None]
     out_l, out_r = nodes > window, length - 1 - nodes > window
     start = prefix[np.clip(i - window, 0, length)]
@@ -181,7 +208,7 @@ class _Search:
     members: Sequence
     nodes: np.ndarray
     pairs: np.ndarray
-    prefix: np.ndarray
+    prefix: Prefix
     epsilon: float
     converged: list
 
@@ -206,12 +233,12 @@ class _Search:
         from both ends, with the query covering all or none of [i - W, i + W]."""
         if any(c is None for c in self.converged):
             return []
-        prefix, length = self.prefix, len(self.prefix) - 1
+        prefix, length = self.prefix, self.prefix.length
         start = max(max(c.t_conv, c.t_s + window) for c in self.converged)
         far = (nodes >= start) & (nodes > window) & (length - 1 - nodes > window)
         cover = prefix[np.minimum(nodes + window + 1, length)] - prefix[
             np.maximum(nodes - window, 0)]
-        full = cover == 2 * window + 1 if np.diff(prefix).max(initial=0) <= 1 else False
+        full = cover == 2 * window + 1 if prefix.unit else False
         return [hit for hit in (np.flatnonzero(far & full), np.flatnonzero(far & (cover == 0)))
                 if len(hit)]
 
@@ -226,7 +253,7 @@ class _Search:
         nodes, prefix = self.nodes[rows], self.prefix
         terms = [window_terms(m.transition, self.pairs, window) for m in self.members]
         right = np.concatenate([r for _, r in terms], axis=1)
-        best = BestWindows.trivial(len(nodes), prefix[-1] / self.epsilon)
+        best = BestWindows.trivial(len(nodes), prefix.total / self.epsilon)
         todo = np.ones(len(nodes), dtype=bool)
         lower = np.full(len(nodes), np.inf)
         for hit in self.shared_groups(window, nodes):  # identical terms, validity and cards
@@ -252,11 +279,21 @@ def _batches(rows: np.ndarray, nodes: np.ndarray, window: int, count: int) -> li
     return [run[k:k + size] for run in runs for k in range(0, len(run), size)]
 
 
-def search_nodes(members: Sequence, nodes: np.ndarray, pairs: np.ndarray, prefix: np.ndarray,
-                 epsilon: float, max_window: int) -> tuple[Any, np.ndarray]:
-    """MQMExact for one pair group through per-node terms (see the module docstring)."""
-    length = len(prefix) - 1
-    search = _Search(members, nodes, pairs, prefix, epsilon,
-                     [convergence(m, length) for m in members])
-    return grow_window(search.round, len(nodes), length, prefix[-1] / epsilon, max_window,
+def sharing_start(converged: Sequence[Converged | None], window: int) -> int | None:
+    """The first node shared in every round up to ``window`` (None: no sharing point)."""
+    if any(c is None for c in converged):
+        return None
+    return max((max(c.t_conv, c.t_s + window) for c in converged if c is not None), default=0)
+
+
+def search_nodes(members: Sequence, nodes: np.ndarray, pairs: np.ndarray, prefix: Prefix,
+                 epsilon: float, max_window: int,
+                 converged: list | None = None) -> tuple[Any, np.ndarray]:
+    """MQMExact for one pair group through per-node terms (see the module docstring);
+    ``converged``: :func:`convergence` of every member, if already known."""
+    length = prefix.length
+    if converged is None:
+        converged = [convergence(m, length) for m in members]
+    search = _Search(members, nodes, pairs, prefix, epsilon, converged)
+    return grow_window(search.round, len(nodes), length, prefix.total / epsilon, max_window,
                        search.too_costly)

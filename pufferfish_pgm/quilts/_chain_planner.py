@@ -37,13 +37,16 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import numpy as np
 
+from .._budget import check_allocation
 from ..errors import ImpossibleSecretError, InvalidParameterError
-from ._chain_nodes import possible_states, search_nodes
+from ..secrets._possible import support_at, support_cycle
+from ._chain_nodes import Prefix, convergence, possible_states, search_nodes, sharing_start
 from ._chain_windows import (
     _stationary_tables,
     search_shared,
@@ -51,13 +54,16 @@ from ._chain_windows import (
 from ._influence import is_stationary
 from ._plan import ChainPlan
 
-__all__ = ["pair_groups", "plan_chain", "query_prefix"]
+__all__ = ["pair_groups", "pair_runs", "plan_chain", "plan_runs", "query_prefix"]
+
+#: Bytes per secret node searched on its own (per-node arrays of the search and the plan).
+NODE_BYTES = 160
 
 
 def pair_groups(framework: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     """Secret nodes grouped by their set of ordered state pairs: [(nodes, pairs (m, 2))].
 
-    Uses :meth:`Framework.node_pair_codes`, which needs no pair objects for all-pairs chains.
+    The node arrays are built from :func:`pair_runs` (checked against the memory budget).
 
     Examples
     --------
@@ -66,6 +72,91 @@ def pair_groups(framework: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     >>> mc = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 4)
     >>> [(n.tolist(), p.tolist()) for n, p in pair_groups(Framework(mc, secret_pairs(mc, [1, 3])))]
     [([1, 3], [[0, 1], [1, 0]])]
+    """
+    return [(_expand(runs, "the pair groups"), pairs) for runs, pairs in pair_runs(framework)]
+
+
+def pair_runs(framework: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Secret nodes grouped by their set of ordered state pairs, as runs of consecutive
+    nodes: [(runs (r, 2) of [start, stop), pairs (m, 2))]. O(1) in T for the default
+    framework (every pair of possible states) on chains whose supports settle.
+
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> from pufferfish_pgm.secrets import Framework
+    >>> mc = MarkovChainScenario([[0.5, 0.5], [0.0, 1.0]], [1.0, 0.0], 10**6)
+    >>> [(r.tolist(), p.tolist()) for r, p in pair_runs(Framework(mc))]
+    [([[1, 1000000]], [[0, 1], [1, 0]])]
+    """
+    runs = _default_runs(framework)
+    if runs is None:
+        runs = [(_runs_of(nodes), pairs) for nodes, pairs in _coded_groups(framework)]
+    return runs
+
+
+def _default_runs(framework: Any) -> list | None:
+    """Pair runs of a default framework from the members' support cycles, or None (pairs
+    given, periodic supports, or no pair at all: the per-pair path decides)."""
+    if getattr(framework, "_explicit", True) is not None or not framework._skips:
+        return None     # private fields of Framework: the pairs were given one by one
+    members = framework.scenarios.members
+    cycles = [support_cycle(m) for m in members]
+    if any(len(head) - start != 1 for head, start in cycles):
+        return None
+    length, k = members[0].length, members[0].k
+    rows = min(length, max(len(head) for head, _ in cycles) + 1)
+    union = np.zeros((rows, k), dtype=bool)
+    for chain in members:       # row rows-1 is the settled support: it holds to the end
+        union |= support_at(chain, np.arange(rows))
+    if not (union.sum(axis=1) >= 2).any():
+        return None
+    bounds = np.append(np.arange(rows), length)
+    groups: dict[bytes, list] = {}
+    for t in range(rows):
+        groups.setdefault(union[t].tobytes(), []).append((bounds[t], bounds[t + 1]))
+    out = []
+    for key, spans in groups.items():
+        mask = np.frombuffer(key, dtype=bool)
+        pairs = np.array([(s, s2) for s in range(k) for s2 in range(k)
+                          if s != s2 and mask[s] and mask[s2]], dtype=np.int64)
+        if len(pairs):
+            code = sum(1 << int(s * k + s2) for s, s2 in pairs)
+            out.append((code, _merge(np.array(spans, dtype=np.int64)), pairs))
+    return [(runs, pairs) for _, runs, pairs in sorted(out, key=lambda g: g[0])]
+
+
+def _merge(runs: np.ndarray) -> np.ndarray:
+    """Sorted runs with touching neighbours joined."""
+    if len(runs) < 2:
+        return runs
+    new = np.ones(len(runs), dtype=bool)
+    new[1:] = runs[1:, 0] != runs[:-1, 1]
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], len(runs)) - 1
+    return np.stack([runs[first, 0], runs[last, 1]], axis=1)
+
+
+def _runs_of(nodes: np.ndarray) -> np.ndarray:
+    """Runs [start, stop) of sorted distinct nodes."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    cut = np.flatnonzero(np.diff(nodes) != 1) + 1
+    first, last = np.append(0, cut), np.append(cut, len(nodes)) - 1
+    return np.stack([nodes[first], nodes[last] + 1], axis=1) if len(nodes) else \
+        np.zeros((0, 2), dtype=np.int64)
+
+
+def _expand(runs: np.ndarray, what: str) -> np.ndarray:
+    """The nodes of ``runs`` (checked against the memory budget)."""
+    count = int((runs[:, 1] - runs[:, 0]).sum())
+    check_allocation(NODE_BYTES * count, what=f"{what} ({count} secret nodes, one by one)")
+    if len(runs) == 1:
+        return np.arange(runs[0, 0], runs[0, 1])
+    return np.concatenate([np.arange(a, b) for a, b in runs]).astype(np.int64)
+
+
+def _coded_groups(framework: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Pair groups from the framework's per-pair codes (pairs given one by one: their size).
+
+    Uses :meth:`Framework.node_pair_codes`, which needs no pair objects for all-pairs chains.
     """
     cls = framework.scenarios
     k = len(cls.members[0].states_of(0))
@@ -76,7 +167,10 @@ def pair_groups(framework: Any) -> list[tuple[np.ndarray, np.ndarray]]:
             "secret pair (use the exact or Wasserstein mechanism for joint secrets)")
     nodes, one, two = np.asarray(coded[0], dtype=np.int64), coded[1], coded[2]
     codes = np.concatenate([one * k + two, two * k + one])
-    words = np.zeros((cls.members[0].length, (k * k + 62) // 63), dtype=np.int64)
+    width = (k * k + 62) // 63
+    check_allocation(8 * (4 * len(codes) + cls.members[0].length * width),
+                     what=f"the pair groups of {len(codes) // 2} secret pairs")
+    words = np.zeros((cls.members[0].length, width), dtype=np.int64)
     np.bitwise_or.at(words, (np.tile(nodes, 2), codes // 63), np.left_shift(1, codes % 63))
     used = np.flatnonzero(words.any(axis=1))
     masks, inverse = np.unique(words[used], axis=0, return_inverse=True)
@@ -118,30 +212,85 @@ def _check_possible(framework: Any, groups: list) -> None:
 
 def plan_chain(framework: Any, query: Any, epsilon: float, *,
                max_window: int = 2048) -> ChainPlan:
-    """MQMExact: the optimal chain quilt of every secret node (see the module docstring)."""
-    cls = framework.scenarios
-    length = len(cls.nodes)
-    prefix = query_prefix(query, cls)
-    groups = pair_groups(framework)
-    _check_possible(framework, groups)
-    full = np.array_equal(prefix, np.arange(length + 1))
-    shared = full and all(is_stationary(m) for m in cls)
+    """MQMExact: the optimal chain quilt of every secret node (see the module docstring).
+
+    Only the nodes within ``max_window`` of an end (or before the members' sharing point)
+    are searched one by one; every other node of a pair group has the same answer (one
+    class), so time and memory do not grow with T for a query over every node.
+    """
+    members = framework.scenarios.members
+    length = members[0].length
+    prefix = Prefix(length) if getattr(query, "nodes", None) is None else \
+        Prefix(length, query_prefix(query, framework.scenarios))
+    if prefix.counts is not None and np.array_equal(prefix.counts, np.arange(length + 1)):
+        prefix = Prefix(length)
+    groups = _default_runs(framework)
+    if groups is None:
+        coded = _coded_groups(framework)
+        _check_possible(framework, coded)
+        groups = [(_runs_of(nodes), pairs) for nodes, pairs in coded]
+    cap = max(1, min(length - 1, max_window))
+    if prefix.counts is None and all(is_stationary(m) for m in members):
+        return plan_runs(lambda nodes, pairs: search_shared(
+            partial(_stationary_tables, members, pairs), nodes, length, epsilon, max_window),
+            groups, length, cap + 1, cap)
+    converged = [convergence(m, length) for m in members]
+    start = sharing_start(converged, cap) if prefix.counts is None else None
+    return plan_runs(lambda nodes, pairs: search_nodes(
+        members, nodes, pairs, prefix, epsilon, max_window, converged), groups, length,
+        None if start is None else max(start, cap + 1), cap)
+
+
+def plan_runs(search: Callable[[np.ndarray, np.ndarray], tuple], groups: list, length: int,
+              middle: int | None, cap: int) -> ChainPlan:
+    """Run ``search(nodes, pairs)`` on each group's representatives and spread the answers.
+
+    Nodes from ``middle`` to T - 2 - ``cap`` are one class (searched through its first
+    node); every other node is searched on its own. ``groups``: [(runs, pairs)].
+    """
     parts = []
-    for nodes, pairs in groups:
-        if shared:
-            best, cut = search_shared(partial(_stationary_tables, cls.members, pairs), nodes,
-                                      length, epsilon, max_window)
-        else:
-            best, cut = search_nodes(cls.members, nodes, pairs, prefix, epsilon, max_window)
-        parts.append((nodes, best, cut))
-    return _assemble(parts, length)
+    for runs, pairs in groups:
+        lone, shared = _split(runs, middle, length - 1 - cap)
+        nodes = _expand(lone, "the quilt search near the chain ends")
+        if len(shared):
+            nodes = np.sort(np.append(nodes, shared[0, 0]))
+        best, cut = search(nodes, pairs)
+        values = [best.left, best.right, best.influence, best.sigma, cut]
+        spans = np.stack([nodes, nodes + 1], axis=1)
+        if len(shared):     # the class representative stands for every shared run
+            at = int(np.searchsorted(nodes, shared[0, 0]))
+            keep = np.arange(len(nodes)) != at
+            spans = np.concatenate([spans[keep], shared])
+            values = [np.concatenate([v[keep], np.repeat(v[at], len(shared))])
+                      for v in values]
+        parts.append((spans, values))
+    spans = np.concatenate([p[0] for p in parts])
+    order = np.argsort(spans[:, 0], kind="stable")
+    values = [np.concatenate([p[1][j] for p in parts])[order] for j in range(5)]
+    return _merged_plan(spans[order], values, length)
 
 
-def _assemble(parts: list, length: int) -> ChainPlan:
-    nodes = np.concatenate([p[0] for p in parts])
-    order = np.argsort(nodes, kind="stable")
-    cat = {name: np.concatenate([getattr(p[1], name) for p in parts])[order]
-           for name in ("sigma", "left", "right", "influence")}
-    return ChainPlan(nodes=nodes[order], left=cat["left"], right=cat["right"],
-                     influence=cat["influence"], sigma=cat["sigma"],
-                     truncated=np.concatenate([p[2] for p in parts])[order], length=length)
+def _split(runs: np.ndarray, middle: int | None, stop: int) -> tuple[np.ndarray, np.ndarray]:
+    """Runs outside [middle, stop) (searched node by node) and inside (one class)."""
+    if middle is None or middle >= stop:
+        return runs, np.zeros((0, 2), dtype=np.int64)
+    inner = np.stack([np.maximum(runs[:, 0], middle), np.minimum(runs[:, 1], stop)], axis=1)
+    before = np.stack([runs[:, 0], np.minimum(runs[:, 1], middle)], axis=1)
+    after = np.stack([np.maximum(runs[:, 0], stop), runs[:, 1]], axis=1)
+    outer = np.concatenate([before, after])
+    outer = outer[outer[:, 1] > outer[:, 0]]
+    return outer[np.argsort(outer[:, 0])], inner[inner[:, 1] > inner[:, 0]]
+
+
+def _merged_plan(spans: np.ndarray, values: list, length: int) -> ChainPlan:
+    """A ChainPlan from sorted runs, touching runs with equal values joined."""
+    new = np.ones(len(spans), dtype=bool)
+    new[1:] = spans[1:, 0] != spans[:-1, 1]
+    for v in values:
+        new[1:] |= v[1:] != v[:-1]
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], len(spans)) - 1
+    return ChainPlan(starts=spans[first, 0], stops=spans[last, 1],
+                     run_left=values[0][first], run_right=values[1][first],
+                     run_influence=values[2][first], run_sigma=values[3][first],
+                     run_truncated=values[4][first], length=length)

@@ -7,10 +7,12 @@ remote sets are ranges (:class:`NodeRanges`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, overload
 
 import numpy as np
+
+from .._budget import check_allocation
 
 __all__ = ["ChainPlan", "NodeRanges", "PlanEntry"]
 
@@ -79,23 +81,108 @@ class NodeRanges(Sequence[int]):
 
 @dataclass(frozen=True, eq=False)
 class ChainPlan(Sequence[PlanEntry]):
-    """One :class:`PlanEntry` per secret node of a chain, stored compactly as arrays.
+    """One :class:`PlanEntry` per secret node of a chain, stored as node classes (runs).
 
-    ``left``/``right`` hold the distances a, b of the quilt nodes (0 for an absent side);
-    entries are built on access, so memory stays linear in T. ``truncated`` flags nodes whose
-    search reached ``max_window`` before it could prove optimality (their σ is still valid).
+    A run is a range ``starts[r] .. stops[r] - 1`` of consecutive secret nodes that share
+    one option: ``run_left``/``run_right`` the distances a, b of the quilt nodes (0 for an
+    absent side), ``run_influence``, ``run_sigma`` and ``run_truncated`` (the search reached
+    ``max_window`` before it could prove optimality; σ is still valid). The planner's answer
+    is decided by the nodes near either end and one class for the stationary middle, so a
+    plan takes O(max_window) memory whatever T. Entries are built on access.
+
+    ``nodes``, ``left``, ``right``, ``influence``, ``sigma`` and ``truncated`` give the
+    per-node arrays (length = number of secret nodes), built on access and checked against
+    the memory budget; ``sigma_max``, ``worst_node``, :meth:`count_where` and indexing never
+    build them.
+
+    Examples
+    --------
+    >>> plan = ChainPlan.from_nodes(nodes=np.arange(4), left=np.array([0, 1, 1, 0]),
+    ...                             right=np.array([1, 1, 1, 0]), influence=np.zeros(4),
+    ...                             sigma=np.array([2.0, 3.0, 3.0, 4.0]),
+    ...                             truncated=np.zeros(4, dtype=bool), length=4)
+    >>> len(plan), plan.run_count, plan[2].quilt, plan.worst_node, plan.sigma.tolist()
+    (4, 3, (1, 3), 3, [2.0, 3.0, 3.0, 4.0])
     """
 
-    nodes: np.ndarray
-    left: np.ndarray
-    right: np.ndarray
-    influence: np.ndarray
-    sigma: np.ndarray
-    truncated: np.ndarray
+    starts: np.ndarray
+    stops: np.ndarray
+    run_left: np.ndarray
+    run_right: np.ndarray
+    run_influence: np.ndarray
+    run_sigma: np.ndarray
+    run_truncated: np.ndarray
     length: int
+    offsets: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        sizes = np.asarray(self.stops) - np.asarray(self.starts)
+        object.__setattr__(self, "offsets", np.concatenate([[0], np.cumsum(sizes)]))
+
+    @classmethod
+    def from_nodes(cls, *, nodes: np.ndarray, left: np.ndarray, right: np.ndarray,
+                   influence: np.ndarray, sigma: np.ndarray, truncated: np.ndarray,
+                   length: int) -> ChainPlan:
+        """A plan from per-node arrays (nodes sorted); consecutive equal nodes merge."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        values = [np.asarray(v) for v in (left, right, influence, sigma, truncated)]
+        new = np.ones(len(nodes), dtype=bool)
+        new[1:] = np.diff(nodes) != 1
+        for v in values:
+            new[1:] |= v[1:] != v[:-1]
+        first = np.flatnonzero(new)
+        last = np.append(first[1:], len(nodes)) - 1
+        run = dict(zip(("run_left", "run_right", "run_influence", "run_sigma", "run_truncated"),
+                       (v[first] for v in values), strict=True))
+        return cls(starts=nodes[first], stops=nodes[last] + 1, length=length, **run)
 
     def __len__(self) -> int:
-        return len(self.nodes)
+        return int(self.offsets[-1])
+
+    @property
+    def run_count(self) -> int:
+        """Number of node classes (runs) stored."""
+        return len(self.starts)
+
+    def _per_node(self, values: np.ndarray) -> np.ndarray:
+        check_allocation(8 * len(self), what=f"a per-node array of the chain plan "
+                         f"({len(self)} secret nodes; the plan itself keeps {self.run_count} "
+                         "node classes: use starts/stops and the run_ fields)")
+        return np.repeat(values, np.diff(self.offsets))
+
+    @property
+    def nodes(self) -> np.ndarray:
+        """The secret nodes, sorted (built on access)."""
+        check_allocation(8 * len(self), what=f"the node list of the chain plan ({len(self)} "
+                         "secret nodes)")
+        if self.run_count == 1:
+            return np.arange(self.starts[0], self.stops[0])
+        return np.concatenate([np.arange(a, b) for a, b in zip(self.starts, self.stops,
+                                                               strict=True)])
+
+    @property
+    def left(self) -> np.ndarray:
+        return self._per_node(self.run_left)
+
+    @property
+    def right(self) -> np.ndarray:
+        return self._per_node(self.run_right)
+
+    @property
+    def influence(self) -> np.ndarray:
+        return self._per_node(self.run_influence)
+
+    @property
+    def sigma(self) -> np.ndarray:
+        return self._per_node(self.run_sigma)
+
+    @property
+    def truncated(self) -> np.ndarray:
+        return self._per_node(self.run_truncated)
+
+    def count_where(self, mask: np.ndarray) -> int:
+        """Number of secret nodes in the runs where ``mask`` (one boolean per run) holds."""
+        return int(np.diff(self.offsets)[np.asarray(mask, dtype=bool)].sum())
 
     @overload
     def __getitem__(self, k: int) -> PlanEntry: ...
@@ -106,14 +193,19 @@ class ChainPlan(Sequence[PlanEntry]):
     def __getitem__(self, k: int | slice) -> PlanEntry | list[PlanEntry]:
         if isinstance(k, slice):
             return [self[j] for j in range(len(self))[k]]
-        i, a, b = int(self.nodes[k]), int(self.left[k]), int(self.right[k])
+        k = int(k) + len(self) if k < 0 else int(k)
+        if not 0 <= k < len(self):
+            raise IndexError("plan index out of range")
+        r = int(np.searchsorted(self.offsets, k, side="right")) - 1
+        i = int(self.starts[r]) + k - int(self.offsets[r])
+        a, b = int(self.run_left[r]), int(self.run_right[r])
         quilt = tuple(v for v, d in ((i - a, a), (i + b, b)) if d)
         lo, hi = (i - a + 1 if a else 0), (i + b if b else self.length)
         remote = tuple(r for r in (range(0, lo - 1 if a else 0),
                                    range(hi + 1 if b else self.length, self.length)) if r)
         return PlanEntry(node=i, quilt=quilt, nearby=range(lo, hi), remote=NodeRanges(remote),
-                         influence=float(self.influence[k]), sigma=float(self.sigma[k]),
-                         trivial=not (a or b))
+                         influence=float(self.run_influence[r]),
+                         sigma=float(self.run_sigma[r]), trivial=not (a or b))
 
     def __iter__(self) -> Iterator[PlanEntry]:
         return (self[k] for k in range(len(self)))
@@ -121,9 +213,9 @@ class ChainPlan(Sequence[PlanEntry]):
     @property
     def sigma_max(self) -> float:
         """σ_max = max_i σ_i (0 for an empty plan)."""
-        return float(self.sigma.max(initial=0.0))
+        return float(self.run_sigma.max(initial=0.0))
 
     @property
     def worst_node(self) -> int | None:
-        """A node reaching σ_max."""
-        return int(self.nodes[np.argmax(self.sigma)]) if len(self) else None
+        """The first node reaching σ_max."""
+        return int(self.starts[np.argmax(self.run_sigma)]) if len(self) else None
