@@ -239,6 +239,42 @@ def test_andes_mqm_on_every_node_completes_under_a_6_gb_address_space_cap() -> N
     assert scale <= 222 and peak_kib < 4 * 2**20   # at most group DP; under 4 GiB resident
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["mqm-1e7", "gk16-52704"])
+def test_long_chains_finish_or_refuse_under_a_6_gb_address_space_cap(case: str) -> None:
+    # MQM, k = 4, |Θ| = 8, T = 10^7: a raw MemoryError in pair_groups before the node
+    # classes (measured 2026-11: 0.75 CPU s to calibrate, 0.86 GB peak of which building
+    # the scenario class takes the most). GK16 on a year of 10-minute slots: killed at
+    # 17 GB before the banded solve (now a few MB).
+    script = textwrap.dedent("""
+        import resource, sys
+        resource.setrlimit(resource.RLIMIT_AS, (6 * 10**9, 6 * 10**9))
+        import numpy as np
+        import pufferfish_pgm as pp
+        from pufferfish_pgm.errors import LimitExceededError
+        rng = np.random.default_rng(0)
+        if sys.argv[1] == "mqm-1e7":
+            chains = [pp.MarkovChainScenario(rng.dirichlet(np.ones(4), size=4), "stationary",
+                                             10**7) for _ in range(8)]
+            mech = pp.MarkovQuiltMechanism(epsilon=1.0)
+        else:
+            chains = [pp.MarkovChainScenario([[0.55, 0.45], [0.4, 0.6]], "stationary",
+                                             52_704)]
+            mech = pp.GK16Mechanism(epsilon=1.0)
+        try:
+            cal = mech.calibrate(pp.Framework(pp.ScenarioClass(chains)), pp.Count(1))
+        except LimitExceededError as err:
+            print("refused", err)
+        else:
+            print("scale", cal.scale)
+    """)
+    done = subprocess.run([sys.executable, "-c", script, case], capture_output=True,
+                          text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    kind, value = done.stdout.split(maxsplit=1)
+    assert kind == "refused" or float(value) > 0, done.stdout
+
+
 # ----------------------------------------------------------------------------- exact engine
 
 def test_exact_calibration_is_refused_before_computing_laws_over_budget(monkeypatch) -> None:

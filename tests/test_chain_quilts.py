@@ -10,6 +10,7 @@ from oracle import naive_chain_sigmas
 
 from pufferfish_pgm.errors import ImpossibleSecretError, InvalidModelError
 from pufferfish_pgm.queries import Count, Histogram
+from pufferfish_pgm.quilts import _chain_planner as _planner
 from pufferfish_pgm.quilts import pair_groups, plan_chain
 from pufferfish_pgm.quilts._chain_nodes import convergence, support_at
 from pufferfish_pgm.quilts._plan import NodeRanges
@@ -138,3 +139,71 @@ def test_supports_follow_the_cycle():
     assert support_at(periodic, np.arange(4)).tolist() == [[True, False], [False, True],
                                                            [True, False], [False, True]]
     assert convergence(periodic, 10) is None
+
+
+# ----------------------------------------------------------------------------- node classes
+
+def _per_node_plan(fw, query, epsilon, max_window):
+    """The planner with every secret node searched on its own (no shared middle class): the
+    algorithm before node classes, which these tests hold the class plan equal to."""
+    whole = _planner.plan_runs
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_planner, "plan_runs",
+                   lambda search, groups, length, middle, cap:
+                   whole(search, groups, length, None, cap))
+        return plan_chain(fw, query, epsilon, max_window=max_window)
+
+
+def _class_chain(rng, k: int, length: int, initial: str, kind: str):
+    if kind == "sticky":      # rows 0.9·I + 0.1·Dirichlet(1): slow mixing, late sharing point
+        p = 0.9 * np.eye(k) + 0.1 * rng.dirichlet(np.ones(k), size=k)
+        q0 = rng.dirichlet(np.ones(k)) if initial == "fixed" else initial
+        return MarkovChainScenario(p, q0, length)
+    return random_chain(rng, k, length, initial, zeros=kind == "zeros")
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 10), length=st.integers(2, 400),
+       initial=st.sampled_from(["stationary", "fixed", "any"]),
+       kind=st.sampled_from(["sticky", "zeros", "dense"]), members=st.integers(1, 3),
+       epsilon=st.floats(0.2, 3.0), max_window=st.sampled_from([2, 5, 16, 40, 2048]))
+def test_node_classes_give_the_per_node_plan(seed, k, length, initial, kind, members,
+                                             epsilon, max_window):
+    rng = np.random.default_rng(seed)
+    fw = Framework(ScenarioClass([_class_chain(rng, k, length, initial, kind)
+                                  for _ in range(members)]))
+    plan = plan_chain(fw, Count(0), epsilon, max_window=max_window)
+    ref = _per_node_plan(fw, Count(0), epsilon, max_window)
+    assert plan.sigma_max == pytest.approx(ref.sigma_max, rel=1e-12, abs=0)
+    assert plan.worst_node == ref.worst_node and len(plan) == len(ref)
+    np.testing.assert_allclose(plan.sigma, ref.sigma, rtol=1e-12, atol=0)
+    for name in ("nodes", "left", "right", "truncated"):
+        np.testing.assert_array_equal(getattr(plan, name), getattr(ref, name))
+    # a node class per node near either end, one for the stationary middle
+    assert plan.run_count <= ref.run_count
+
+
+def test_a_long_chain_plan_is_a_handful_of_node_classes():
+    # T = 10^6, k = 4, |Θ| = 3 stationary chains: the pair groups used to be per-pair arrays
+    # (6·T pairs) and the plan six arrays of length T; now the nodes within the window of
+    # either end are classes of their own and the middle is one class
+    import tracemalloc
+
+    rng = np.random.default_rng(5)
+    cls = ScenarioClass([MarkovChainScenario(rng.dirichlet(np.ones(4), size=4), "stationary",
+                                             10**6) for _ in range(3)])
+    fw = Framework(cls)
+    tracemalloc.start()
+    try:
+        plan = plan_chain(fw, Count(0), 1.0, max_window=64)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20 and plan.run_count <= 2 * 65 + 1 and len(plan) == 10**6
+    middle = plan[500_000]
+    assert middle.sigma == plan[1000].sigma
+    assert middle.quilt == tuple(v + 499_000 for v in plan[1000].quilt)
+    # the middle class agrees with a shorter chain's middle (it does not depend on T)
+    short = plan_chain(Framework(ScenarioClass([m.with_length(1000) for m in cls])), Count(0),
+                       1.0, max_window=64)
+    assert short[500].sigma == middle.sigma and short.sigma_max == plan.sigma_max
