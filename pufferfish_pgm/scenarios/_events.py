@@ -130,7 +130,7 @@ def sequences_from_events(events: Any, *, slot: Any, user: Hashable = "user",
     slot cells). One year of one-minute slots of one user takes about 0.1 s (midpoint) to
     0.3 s (majority) of CPU from 100,000 intervals with ISO string times and 0.35 to 0.6 s
     from 525,600 (one a minute); datetime columns save the parsing, month-first strings take
-    about 2.5 s (``benchmarks/bench_events.py``, which also measures the peak memory).
+    about 2 s (``benchmarks/bench_events.py``, which also measures the peak memory).
 
     Warns
     -----
