@@ -770,3 +770,13 @@ def test_a_year_of_minutes_from_one_interval_a_minute() -> None:
         wide = sequences_from_events(log, slot="1min", fill="Idle", rule=rule)
         assert wide.shape == (364, 1440)
         assert (wide.to_numpy() == expected).all()
+
+
+def test_a_typo_year_is_refused_before_any_slot_is_built():
+    # 2024-03-04 .. 2204-03-04 (a typo for 2024) is 65,744 days x 1,440 one-minute slots:
+    # ~3.8 GB of slots at 40 bytes each; a 100 MB budget refuses it up front, naming the user
+    events = pd.DataFrame({"user": ["ann", "ann"], "state": ["sit", "walk"],
+                           "start": ["2024-03-04 10:00", "2204-03-04 10:00"],
+                           "end": ["2024-03-04 11:00", "2204-03-04 11:00"]})
+    with pytest.raises(pp.LimitExceededError, match=r"'ann' alone spans 65,7\d\d days"):
+        pp.sequences_from_events(events, slot="1min", fill="idle", memory_budget="100MB")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._budget import check_allocation
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
 from ._event_files import _load, read_ordonez  # noqa: F401  (imported from here too)
 from ._event_records import (
@@ -41,7 +42,8 @@ RULES = ("midpoint", "majority")
 def sequences_from_events(events: Any, *, slot: Any, user: Hashable = "user",
                           start: Hashable = "start", end: Hashable = "end",
                           state: Hashable = "state", fill: Any = None,
-                          rule: str = "midpoint") -> pd.DataFrame:
+                          rule: str = "midpoint",
+                          memory_budget: int | float | str | None = None) -> pd.DataFrame:
     """One row of slot labels per (user, calendar day) from a log of activity intervals.
 
     Parameters
@@ -71,6 +73,11 @@ def sequences_from_events(events: Any, *, slot: Any, user: Hashable = "user",
         to the state that occurs first within the slot, and a state beats ``fill`` on a tie
         (an observation is preferred to the absence of one): the result never depends on row
         order or on how states are named.
+    memory_budget : int, float or str, optional
+        The most the table of slots may take (bytes or e.g. ``"2GB"``; about 40 bytes per
+        slot while it is built): a longer log raises
+        :class:`~pufferfish_pgm.errors.LimitExceededError` before any slot is built. Default:
+        ``PUFFERFISH_PGM_MEMORY_BUDGET``, else a quarter of the machine's memory.
 
     Returns
     -------
@@ -210,6 +217,7 @@ fill=<state> (e.g. fill='Idle') to label gaps, or complete the log
     log = _validate(table, names, where, hint)
 
     per_day = DAY_NS // slot_ns
+    _check_slot_memory(log, per_day, memory_budget)
     labels = _slot_labels(slot_ns, per_day)
     states = log.state_names
     fill_code = len(states)
@@ -259,6 +267,22 @@ fill=<state> (e.g. fill='Idle') to label gaps, or complete the log
 
 # ---------------------------------------------------------------------------------------------
 # arguments and input
+
+
+#: Bytes held per slot while the table is built: the codes (int64), their concatenation, the
+#: object array of labels and pandas' copy of it.
+SLOT_BYTES = 40
+
+
+def _check_slot_memory(log: Any, per_day: int, budget: int | float | str | None) -> None:
+    """Refuse, before any slot is built, a table of slots past the memory budget (a typo year
+    such as 2204 for 2024 would make 65,000 days of slots per user)."""
+    days = np.clip(np.asarray(log.last_day) - np.asarray(log.first_day) - 1, 0, None)
+    longest = int(np.argmax(days)) if len(days) else 0
+    check_allocation(float(days.sum()) * per_day * SLOT_BYTES, budget=budget, what=(
+        f"the table of {int(days.sum()):,} days x {per_day:,} slots (user "
+        f"{log.user_names[longest]!r} alone spans {int(days[longest]):,} days: check the "
+        "log's dates for a typo)"))
 
 
 def _slot_ns(slot: Any) -> int:
