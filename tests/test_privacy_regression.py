@@ -45,6 +45,7 @@ from oracle import (
 )
 
 import pufferfish_pgm as pp
+from pufferfish_pgm.errors import SolverError
 from pufferfish_pgm.scenarios._pgmpy import NetworkTables
 
 SLACK = 1e-9            # a calibration passes when the oracle's ε <= ε·(1 + SLACK)
@@ -233,6 +234,7 @@ class Tally:
     refusals: Counter = field(default_factory=Counter)
     failures: list = field(default_factory=list)
     seconds: Counter = field(default_factory=Counter)   # calibration time per mechanism
+    notes: list = field(default_factory=list)            # refusals worth a look (solver)
 
     def passed(self, name: str, ratio: float) -> None:
         self.checked[name] += 1
@@ -245,7 +247,7 @@ class Tally:
                 f"refusals {dict(sorted(self.refusals.items()))}")
 
     def check(self) -> None:
-        print(self.summary())
+        print(self.summary(), *self.notes[:10], sep="\n")
         assert not self.failures, (f"{len(self.failures)} failures; {self.summary()}\n"
                                    + "\n".join(self.failures[:30]))
 
@@ -258,6 +260,8 @@ def calibrated(name: str, make, case: Case, tally: Tally):
             return make().calibrate(case.framework, case.query)
     except pp.PufferfishError as err:
         tally.refusals[(name, type(err).__name__)] += 1
+        if isinstance(err, SolverError):  # allowed, but a solver giving up is worth a look
+            tally.notes.append(f"{name} refused with {err} [{case.description}]")
     except Exception as err:  # AssertionError, TimeoutError, anything not on purpose
         tally.failures.append(f"{name} raised {type(err).__name__}: {err} [{case.description}]")
     finally:
@@ -455,8 +459,8 @@ def run_extra_campaign(seed: int, count: int) -> None:
 # ----------------------------------------------------------------- continual release
 # ContinualRelease (accountant/_continual.py) with every Laplace row that accepts the query:
 # unit="window" on one chain over the horizon (T <= 8, k <= 3) with a windowed count or
-# histogram, released window by window; unit="day" with a count or histogram on a day of
-# T <= 4 slots, released on 2-3 independent days. After every release the reported totals
+# histogram, released window by window; unit="day" with a count (2-3 days) or a small
+# histogram (2 days) on a day of T <= 4 slots. After every release the reported totals
 # (``spent`` and the accountant's ε) must be at least the exact joint ε of everything
 # released so far: for windows the joint law of the released windows' answers plus their
 # Laplace noise (``framework_epsilon`` on those coordinates; for product Laplace densities the
@@ -467,6 +471,7 @@ def run_extra_campaign(seed: int, count: int) -> None:
 CONTINUAL_FAST_SEED, CONTINUAL_FAST_CASES = 20250201, 12
 CONTINUAL_SLOW_SEED, CONTINUAL_SLOW_CASES = 20250202, 150
 CONTINUAL_BUDGET = 1e6   # large: nothing is refused for the budget, every prefix is checked
+ROUNDOFF = 1e-12         # absolute slack on a reported total of 0 (see _continual_worst)
 
 
 def random_continual_case(rng: np.random.Generator, index: int) -> Case:
@@ -482,7 +487,7 @@ def random_continual_case(rng: np.random.Generator, index: int) -> Case:
     secret_nodes = _subset(rng, list(cls.nodes))
     if window:
         query = _windowed_query(rng, cls)
-    elif rng.random() < 0.5:
+    elif rng.random() < 0.5 and (length + 1) ** k <= 30:   # 2 days: a grid of <= 900 points
         query = pp.Histogram()
     else:
         query = pp.Count(cls.states_of(0)[int(rng.integers(k))])
@@ -522,7 +527,9 @@ def _continual_worst(case: Case, cr, seed: int) -> float:
     data_rng = np.random.default_rng([seed, case.index])  # the same data for every row
     for n, (spent, total) in enumerate(_continual_releases(case, cr, data_rng), start=1):
         joint, reported = _joint_epsilon(case, cr, n), min(spent, total)
-        if not joint <= reported * (1 + SLACK):
+        # + ROUNDOFF: a prefix that cannot depend on the secrets is reported at 0, and the
+        # oracle's two conditional laws, normalised separately, differ by ~1e-16 there
+        if not joint <= reported * (1 + SLACK) + ROUNDOFF:
             raise AssertionError(f"after {n} {unit}s the reported total is {spent!r} "
                                  f"(accountant {total!r}) < exact joint ε {joint!r}")
         if not previous <= spent <= cr.calibration.epsilon * (1 + SLACK):
@@ -537,7 +544,7 @@ def check_continual(case: Case, tally: Tally, seed: int) -> None:
     days), its reported totals checked against the oracle after each release."""
     unit = "window" if isinstance(case.query, (pp.WindowedCount, pp.WindowedHistogram)) else "day"
     horizon = (len(case.query.windows(case.framework.scenarios)) if unit == "window"
-               else 2 + case.index % 2)
+               else 3 if case.index % 2 and isinstance(case.query, pp.Count) else 2)
     for name, make in MECHANISMS:
         row = f"Continual/{name}"
         cr = calibrated(row, lambda make=make: _ContinualMaker(make(case.epsilon), horizon, unit),
