@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -70,10 +71,15 @@ def interaction_graph(scopes: Iterable[Sequence]) -> dict[Hashable, set]:
 def _greedy(graph: dict, candidates: set, score: Callable[[dict, Any], tuple]) -> list:
     """Eliminate ``candidates`` one by one, each time the one of least ``score`` (consumes
     ``graph``). Only nodes within distance 2 of an eliminated node change score."""
+    rank = {v: i for i, v in enumerate(candidates)}      # ties: the first listed, as min()
     scores = {v: score(graph, v) for v in candidates}
+    heap = [(s, rank[v], v) for v, s in scores.items()]   # stale entries are skipped
+    heapq.heapify(heap)
     order = []
     while scores:
-        v = min(scores, key=scores.__getitem__)
+        s, _, v = heapq.heappop(heap)
+        if scores.get(v) != s:
+            continue
         nb = list(graph.pop(v))
         del scores[v]
         for a in nb:
@@ -82,6 +88,7 @@ def _greedy(graph: dict, candidates: set, score: Callable[[dict, Any], tuple]) -
         for u in set(nb).union(*(graph[a] for a in nb)):
             if u in scores:
                 scores[u] = score(graph, u)
+                heapq.heappush(heap, (scores[u], rank[u], u))
         order.append(v)
     return order
 

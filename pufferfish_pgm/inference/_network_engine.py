@@ -143,7 +143,11 @@ def _build_index(bn: BayesianNetworkScenario) -> NetworkIndex:
     ancestors: dict[Hashable, frozenset] = {}
     for v in bn.nodes:  # topological: parents come first
         ancestors[v] = frozenset({v}.union(*(ancestors[p] for p in parents[v])))
-    children = {v: tuple(c for c in bn.nodes if v in parents[c]) for v in bn.nodes}
+    kids: dict[Hashable, list] = {v: [] for v in bn.nodes}
+    for c in bn.nodes:   # model order, as before; one pass instead of one per node
+        for p in dict.fromkeys(parents[c]):
+            kids[p].append(c)
+    children = {v: tuple(kids[v]) for v in bn.nodes}
     return NetworkIndex(order={v: r for r, v in enumerate(min_fill(moral))},
                         ancestors=ancestors, children=children)
 

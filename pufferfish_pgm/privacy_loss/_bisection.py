@@ -66,16 +66,17 @@ def pair_noiseless(group: Group) -> np.ndarray:
     """Per pair, the loss of releasing F itself: ``max |log μ_a(x)/μ_b(x)|``, ``inf`` where
     the supports differ. The limit of the realised ε as the scale tends to 0."""
     rows = group.rows.reshape(group.rows.shape[0], -1)
-    out = np.empty(len(group.first))
+    first, second, back = group.distinct()
+    out = np.empty(first.size)
     step = max(1, CHUNK_CELLS // max(rows.shape[1], 1))
     for lo in range(0, out.size, step):    # chunks of pairs: bounded temporaries
-        a, b = rows[group.first[lo:lo + step]], rows[group.second[lo:lo + step]]
+        a, b = rows[first[lo:lo + step]], rows[second[lo:lo + step]]
         fa, fb = np.isfinite(a), np.isfinite(b)
         with np.errstate(invalid="ignore"):
             gap = np.where(fa & fb, np.abs(a - b), 0.0)
         out[lo:lo + step] = np.where((fa != fb).any(axis=1), np.inf,
                                      gap.max(axis=1, initial=0.0))
-    return out
+    return out[back]
 
 
 def noiseless_epsilon(groups: Sequence[Group]) -> float:
@@ -277,10 +278,11 @@ def exact_laplace_scale(
 def group_w_infinity(group: Group) -> np.ndarray:
     """Exact W∞ of every pair of a scalar group (CDFs computed once per distinct row)."""
     logits = _logit_cdf(group.rows)
-    out = np.empty(len(group.first))
+    first, second, back = group.distinct()
+    out = np.empty(first.size)
     step = max(1, CHUNK_CELLS // max(logits.shape[1], 1))
     for lo in range(0, out.size, step):    # chunks of pairs: bounded temporaries
         part = slice(lo, lo + step)
-        out[part] = _w_infinity_logits(group.grids[0], logits[group.first[part]],
-                                       logits[group.second[part]])
-    return out
+        out[part] = _w_infinity_logits(group.grids[0], logits[first[part]],
+                                       logits[second[part]])
+    return out[back]

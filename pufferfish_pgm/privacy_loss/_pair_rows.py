@@ -81,8 +81,11 @@ def _rows_on_grid(stacked: np.ndarray, packed: PackedWeights, matrix: np.ndarray
     return tuple(grids), rows
 
 
-def _secret_slots(variant: Scenario, framework: Framework) -> tuple[list[dict], list[tuple]]:
-    """The distinct secrets' evidence codes, and for each pair the slots of its two secrets."""
+def _secret_slots(variant: Scenario, framework: Framework,
+                  engine: Any = None) -> tuple[list[dict], list[tuple]]:
+    """The distinct secrets' evidence codes, and for each pair the slots of its two secrets
+    (secrets the ``engine`` knows to have the same law, such as members of a plate, share
+    one slot)."""
     keys: dict[tuple, int] = {}
     wanted: list[dict] = []
     slots = []
@@ -91,7 +94,8 @@ def _secret_slots(variant: Scenario, framework: Framework) -> tuple[list[dict], 
         for secret in (pair.first, pair.second):
             codes = {variant.check_node(n): variant.state_index(n, s)
                      for n, s in secret.evidence.items()}
-            key = tuple(sorted(codes.items(), key=repr))
+            key = (engine.secret_key(codes) if engine is not None
+                   else tuple(sorted(codes.items(), key=repr)))
             if key not in keys:
                 keys[key] = len(wanted)
                 wanted.append(codes)
@@ -124,8 +128,9 @@ def _variant_group(task: tuple) -> tuple[Group | None, list[SkippedPair], set]:
     theta, variant, framework, packed, layout, max_grid = task
     skipped: list[SkippedPair] = []
     possible: set = set()
-    wanted, slots = _secret_slots(variant, framework)
-    stacked, ok = _normalised_rows(log_joint_engine(variant, packed), wanted)
+    engine = log_joint_engine(variant, packed)
+    wanted, slots = _secret_slots(variant, framework, engine)
+    stacked, ok = _normalised_rows(engine, wanted)
     first: list[int] = []
     second: list[int] = []
     pairs: list[SecretPair] = []
@@ -252,6 +257,16 @@ class Group:
             out[lo:lo + step] = block
         return out
 
+    def distinct(self, pick: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The distinct (first, second) rows of the pairs ``pick`` (default all) and, per
+        pair, which of them it is: pairs whose secrets share their laws (members of a plate,
+        DESIGN §3.6) are evaluated once."""
+        pick = np.arange(len(self.pairs)) if pick is None else pick
+        keys, inverse = np.unique(np.stack((self.first[pick], self.second[pick])), axis=1,
+                                  return_inverse=True)
+        return keys[0], keys[1], inverse.ravel()
+
     def epsilons(self, scales: np.ndarray, active: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
         """Realised ε of each (active) pair and the flat grid index where it is reached.
@@ -262,30 +277,29 @@ class Group:
         below the floor of :func:`scale_floor`).
         """
         pick = np.arange(len(self.pairs)) if active is None else np.flatnonzero(active)
-        used, inverse = np.unique(np.concatenate((self.first[pick], self.second[pick])),
-                                  return_inverse=True)
+        first, second, back = self.distinct(pick)
+        used, inverse = np.unique(np.concatenate((first, second)), return_inverse=True)
         dens = self.log_densities(scales, used).reshape(used.size, -1)
-        a, b = inverse[:pick.size], inverse[pick.size:]
-        eps, where = np.empty(pick.size), np.empty(pick.size, dtype=np.int64)
+        a, b = inverse[:first.size], inverse[first.size:]
+        eps, where = np.empty(first.size), np.empty(first.size, dtype=np.int64)
         step = max(1, CHUNK_CELLS // max(dens.shape[1], 1))
-        for lo in range(0, pick.size, step):   # chunks of pairs: bounded temporaries
+        for lo in range(0, first.size, step):   # chunks of pairs: bounded temporaries
             part = slice(lo, lo + step)
             eps[part], where[part] = self._largest_gap(dens[a[part]], dens[b[part]],
-                                                       pick[part])
-        return eps, where
+                                                       first[part], second[part])
+        return eps[back], where[back]
 
-    def _largest_gap(self, da: np.ndarray, db: np.ndarray,
-                     pick: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _largest_gap(self, da: np.ndarray, db: np.ndarray, first: np.ndarray,
+                     second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         with np.errstate(invalid="ignore"):
             gap = np.abs(da - db)
         scalar = len(self.grids) == 1
         gap = np.where(np.isnan(gap), 0.0 if scalar else np.inf, gap)   # 0/0: both underflow
         if scalar and np.isinf(gap).any():   # only at absurd scales: compare mass points only
-            mass = np.isfinite(self.rows[self.first[pick]]) | np.isfinite(
-                self.rows[self.second[pick]])
+            mass = np.isfinite(self.rows[first]) | np.isfinite(self.rows[second])
             gap = np.where(mass, gap, 0.0)
         where = np.argmax(gap, axis=1)
-        return gap[np.arange(pick.size), where], where
+        return gap[np.arange(first.size), where], where
 
     def output_at(self, flat: int) -> float | tuple:
         """The release value (a float, or a tuple for vectors) at a flat grid index."""

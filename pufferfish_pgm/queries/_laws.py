@@ -42,10 +42,11 @@ from ..distributions import DiscreteDistribution
 from ..distributions._log_space import logsumexp
 from ..errors import ImpossibleSecretError, InvalidModelError, ParameterTypeError
 from ..inference import NetworkIndex, network_index
+from ..inference._components import network_parts
 from ..scenarios import MarkovChainScenario, Scenario, as_class
 from ..scenarios._pgmpy import NetworkTables
 from ._chain_count_law import MAX_CELLS, ChainCountTables
-from ._network_count_law import tables_log_joint
+from ._network_count_law import ComponentCountLaw, tables_log_joint
 from ._packed_weights import PackedWeights, pack_queries
 
 __all__ = ["CountPmf", "JointPmf", "fixed_start_variants", "joint_query_log_pmf",
@@ -167,11 +168,14 @@ class LogJointEngine:
         self.packed = packed
         self._chain: ChainCountTables | None = None
         self._network: tuple[NetworkTables, NetworkIndex] | None = None
+        self._parts: ComponentCountLaw | None = None
         if isinstance(scenario, MarkovChainScenario):
             table = np.array([packed.weights.get(t, np.zeros(scenario.k, np.int64))
                               for t in scenario.nodes], dtype=np.int64)
             self._chain = ChainCountTables(scenario.transition, scenario.initial_distribution,
                                            table, max_cells=max_cells)
+        elif network_parts(scenario.tables).components > 1:   # independent parts (plates)
+            self._parts = ComponentCountLaw(network_parts(scenario.tables), packed.weights)
         else:
             self._network = (scenario.tables, network_index(scenario))
         self._log_joints: dict[tuple, np.ndarray] = {}
@@ -198,6 +202,13 @@ class LogJointEngine:
         for t, state, law in self._chain.stream_secret_log_joints(by_step):
             yield where[(t, state)], law
 
+    def secret_key(self, codes: dict) -> tuple:
+        """A key equal for evidence with equal laws: the codes, or on a network of plates the
+        touched components' kinds and their codes at the representative's nodes."""
+        if self._parts is not None:
+            return self._parts.secret_key(codes)
+        return tuple(sorted(codes.items(), key=repr))
+
     def log_joint(self, codes: dict) -> np.ndarray:
         """Unnormalised log masses on 0..C-1 (``logsumexp`` is log P(evidence))."""
         key = tuple(sorted(codes.items(), key=repr))
@@ -206,6 +217,8 @@ class LogJointEngine:
             if self._chain is not None:
                 out = (self._chain.evidence_log_joint(codes) if codes
                        else logsumexp(self._chain.forward()[-1], axis=0))
+            elif self._parts is not None:
+                out = self._parts.log_joint(codes)
             else:
                 assert self._network is not None
                 out = tables_log_joint(*self._network, self.packed.weights, codes)
