@@ -20,9 +20,9 @@ from pufferfish_pgm.privacy_loss._laplace_kernel import log_laplace_density
 from pufferfish_pgm.privacy_loss._mgf_bracket import failing_scale
 from pufferfish_pgm.privacy_loss._streamed_exact import chain_streams, streamed_audit
 from pufferfish_pgm.queries._chain_count_law import ChainCountTables
+from pufferfish_pgm.queries._count_engine import step
 from pufferfish_pgm.queries._truncated_count_law import (
     keep_bounds,
-    linear_step,
     loss_error_bound,
     stream_node_laws,
 )
@@ -148,13 +148,13 @@ def test_cut_laws_agree_with_the_full_tables(seed, k, length):
             assert np.allclose(got[finite], full[finite], rtol=0, atol=1e-9)
 
 
-def test_linear_step_keeps_relative_precision_where_a_column_spans_700_nats():
+def test_engine_step_keeps_relative_precision_where_a_column_spans_700_nats():
     p = np.array([[0.5, 0.5], [1e-300, 1.0]])
     table = np.array([[0.0, -2000.0], [-900.0, 0.0]])
     want = np.array([[np.logaddexp(np.log(0.5), -900 + np.log(1e-300)),
                       np.logaddexp(np.log(0.5) - 2000, np.log(1e-300))],
                      [np.logaddexp(np.log(0.5), -900.0), np.logaddexp(np.log(0.5) - 2000, 0.0)]])
-    got = linear_step(p, np.log(1e-300), table)
+    got = step(table, p, np.log(1e-300))
     assert np.allclose(got, want, rtol=1e-13, atol=0)
 
 
@@ -257,3 +257,26 @@ def test_executors_give_the_serial_result():
         assert rows(other) == rows(serial)
         assert [str(s.pair) for s in other.evidence.skipped] == \
             [str(s.pair) for s in serial.evidence.skipped]
+
+
+def _full_scan_cut(s, ok, log_delta):
+    """The scan over every column (the definition), as before the partial scan."""
+    inclusive = np.flip(np.logaddexp.accumulate(np.flip(s, axis=1), axis=1), axis=1)
+    beyond = np.concatenate([inclusive[:, 1:], np.full((s.shape[0], 1), -np.inf)], axis=1)
+    peak = np.max(s, axis=1, keepdims=True)
+    slack = 1e-12 * (np.abs(np.where(ok, s, 0.0)).max(axis=1, keepdims=True) + 1.0)
+    return np.argmax(beyond - peak <= log_delta - slack, axis=1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 5), st.integers(1, 40), st.floats(0.05, 50.0))
+def test_partial_cut_scan_equals_the_full_scan(seed, k, n, scale):
+    from pufferfish_pgm.queries._truncated_count_law import _first_cut
+    rng = np.random.default_rng(seed)
+    drop = rng.uniform(0, 60, size=(k, n)) * rng.integers(0, 2, (k, n))
+    x = rng.normal(0.0, 30.0, size=(k, n)) - drop
+    x[rng.random((k, n)) < 0.2] = -np.inf
+    x[:, rng.integers(0, n)] = 0.0                  # every row live
+    ok = np.isfinite(x)
+    s = x + np.arange(n) / scale
+    assert _first_cut(s, ok, -10.0).tolist() == _full_scan_cut(s, ok, -10.0).tolist()

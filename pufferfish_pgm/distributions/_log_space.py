@@ -58,10 +58,12 @@ def log_matmul(table: np.ndarray, p: np.ndarray, log_p_min: float | None = None)
     """``out[..., j, c] = log Σ_i p[i, j] e^{table[..., i, c]}``, to relative precision.
 
     The step of every count recursion (``p`` a transition matrix, or its transpose for a
-    backward step). Each column ``c`` is scaled by its largest entry and multiplied in linear
-    space: a matrix product of positive terms keeps its relative precision. When some product
-    could leave float64's normal range (an entry ``e^-700`` below its column's peak times the
-    smallest positive ``p``, ``e^{log_p_min}``), the whole step takes the log-space sum.
+    backward step; leading axes of ``p`` are chains matched with ``table``'s, see
+    :mod:`pufferfish_pgm.queries._count_engine`). Each column ``c`` is scaled by its largest
+    entry and multiplied in linear space: a matrix product of positive terms keeps its
+    relative precision. When some product could leave float64's normal range (an entry
+    ``e^-700`` below its column's peak times the smallest positive ``p``, ``e^{log_p_min}``),
+    the whole step takes the log-space sum.
 
     Examples
     --------
@@ -77,8 +79,8 @@ def log_matmul(table: np.ndarray, p: np.ndarray, log_p_min: float | None = None)
     scaled = table - safe
     with np.errstate(divide="ignore"):
         if float(np.min(scaled, where=np.isfinite(scaled), initial=0.0)) + log_p_min < _FLOOR:
-            return logsumexp(table[..., :, None, :] + np.log(p)[:, :, None], axis=-3)
-        return np.log(p.T @ np.exp(scaled)) + safe
+            return logsumexp(table[..., :, None, :] + np.log(p)[..., :, :, None], axis=-3)
+        return np.log(np.swapaxes(p, -1, -2) @ np.exp(scaled)) + safe
 
 
 def log_normalize(log_mass: np.ndarray) -> np.ndarray:

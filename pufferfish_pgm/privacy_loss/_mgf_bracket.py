@@ -1,19 +1,21 @@
 """A failing Laplace scale for every node of a chain at once, from moment generating functions.
 
 Beyond the largest support point ``x_max`` of two laws, the Laplace density ratio is constant:
-``p_a(w)/p_b(w) = Σ μ_a(x) e^{x/λ} / Σ μ_b(x) e^{x/λ} = M_a(1/λ) / M_b(1/λ)``, the ratio of
-the moment generating functions, and below the smallest it is ``M_a(-1/λ) / M_b(-1/λ)``. The
-exact audit takes the supremum over all outputs, so
+``p_a(w)/p_b(w) = Σ μ_a(x) e^{x/λ} / Σ μ_b(x) e^{x/λ} = M_a(1/λ) / M_b(1/λ)``, the ratio of the
+moment generating functions, and below the smallest it is ``M_a(-1/λ) / M_b(-1/λ)``. The exact
+audit takes the supremum over all outputs, so
 
     ``ε_pair(λ) >= max(|log M_a(1/λ) - log M_b(1/λ)|, |log M_a(-1/λ) - log M_b(-1/λ)|)``,
 
-and a scale where this *limit loss* exceeds ε fails the audit. On a chain, ``M`` given
-``X_t = a`` for every node at once is one forward–backward pass with the transition weights
-multiplied by ``e^{γ w(s)}`` (O(T k²) per γ, scaled products in linear space with a log-space
-fallback; each gap is taken less a rounding allowance), so a whole grid of scales costs
-one pass. :func:`failing_scale` searches it for the largest failing scale: a lower bracket
-for the exact calibration that costs no count law, and the scale at which the streamed
-calibrator cuts the count laws (:mod:`pufferfish_pgm.queries._truncated_count_law`).
+and a scale where this *limit loss* exceeds ε fails the audit. On a chain, ``M`` given ``X_t =
+a`` for every node at once is one forward–backward pass with the transition weights multiplied
+by ``e^{γ w(s)}``: the traversal of the count-law engine
+(:mod:`pufferfish_pgm.queries._count_engine`) along a tilt axis instead of a count axis, O(T
+k²) per γ, with every chain of the same length and size advanced together and each gap taken
+less a rounding allowance, so a whole grid of scales costs one pass. :func:`failing_scale`
+searches it for the largest failing scale: a lower bracket for the exact calibration that costs
+no count law, and the scale at which the streamed calibrator cuts the count laws
+(:mod:`pufferfish_pgm.queries._truncated_count_law`).
 
 Examples
 --------
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._budget import check_allocation
-from ..queries._truncated_count_law import linear_step
+from ..queries._count_engine import ChainSteps, backward, forward, tilt_lift
 
 __all__ = ["MgfTask", "failing_scale", "limit_losses", "node_limit_losses"]
 
@@ -45,6 +47,8 @@ MARGIN = 1e-9
 ROUNDING = 4.0 * 2.0 ** -52
 #: Points per refinement round of the scale grid, and rounds after the octave grid.
 POINTS, ROUNDS = 32, 3
+#: Bytes of generating-function tables held at once (more γ run in several passes).
+TABLE_BYTES = 1 << 25
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,52 +64,72 @@ class MgfTask:
     spacing: float = 1.0
 
 
-def _passes(task: MgfTask, gammas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Forward ``φ[t, g, s]`` and backward ``ψ[t, g, s]`` log tables (γ-weighted)."""
-    length, k = task.weights.shape
-    check_allocation(3 * length * gammas.size * k * 8,
-                     what=f"the generating-function tables of a chain (T={length}, k={k}, "
-                          f"{gammas.size} points)")
-    p = np.asarray(task.transition, dtype=float)
-    low = float(np.log(p[p > 0].min()))
+def _log_mgf(tasks: Sequence[MgfTask], gammas: np.ndarray) -> np.ndarray:
+    """``log E[e^{γ s F}; X_t = s]`` as an array (T, n, k, G) for tasks of one length and
+    size (``s`` each task's spacing), from one tilted forward–backward pass of them all."""
+    length, k = tasks[0].weights.shape
+    n = len(tasks)
+    check_allocation(length * n * k * gammas.size * 8,
+                     what=f"the generating-function tables of {n} chain(s) (T={length}, "
+                          f"k={k}, {gammas.size} points)")
+    steps = ChainSteps(np.stack([np.asarray(x.transition, dtype=float) for x in tasks]),
+                       batched=True)
+    weights = np.stack([x.spacing * np.asarray(x.weights, dtype=float) for x in tasks])
     with np.errstate(divide="ignore"):
-        log_q0 = np.log(task.initial)
-    lift = gammas[None, :, None] * task.weights[:, None, :]        # (T, G, k)
-    phi = np.empty((length, gammas.size, k))
-    psi = np.empty_like(phi)
-    phi[0] = log_q0[None, :] + lift[0]
-    for t in range(1, length):    # a loop over time: each step needs the one before
-        phi[t] = linear_step(p, low, phi[t - 1].T).T + lift[t]
-    psi[-1] = 0.0
-    for t in range(length - 2, -1, -1):
-        psi[t] = linear_step(p.T, low, (lift[t + 1] + psi[t + 1]).T).T
-    return phi, psi
+        log_q0 = np.log(np.stack([x.initial for x in tasks]))
+    lift = tilt_lift(weights, gammas)
+    out = np.empty((length, n, k, gammas.size))
+    for t, _, phi in forward(steps, log_q0, lift, length, tilt=gammas.size):
+        out[t] = phi
+    for t, _, psi in backward(steps, (n, k, gammas.size), lift, length):
+        out[t] += psi
+    return out
+
+
+def _gaps_by_task(tasks: Sequence[MgfTask], gammas: np.ndarray,
+                  largest: bool = False) -> list[np.ndarray]:
+    """Per task, ``|log M_a(γ) - log M_b(γ)|`` per pair and γ less the rounding allowance
+    (0 for an impossible secret), or with ``largest`` only its maximum over the pairs per γ;
+    tasks of one length and size run together, in chunks of γ whose tables fit
+    ``TABLE_BYTES``."""
+    out: list = [None] * len(tasks)
+    batches: dict[tuple, list[int]] = {}
+    for i, task in enumerate(tasks):
+        batches.setdefault(np.shape(task.weights), []).append(i)
+    for (length, k), members in batches.items():
+        chunk = max(1, TABLE_BYTES // (8 * length * len(members) * k) - 1)
+        parts: list[list[np.ndarray]] = [[] for _ in members]
+        for lo in range(0, gammas.size, chunk):
+            g = np.concatenate(([0.0], gammas[lo:lo + chunk]))
+            log_m = _log_mgf([tasks[i] for i in members], g)
+            for j, i in enumerate(members):
+                gaps = _pair_gaps(tasks[i], log_m[:, j])
+                parts[j].append(gaps.max(axis=0, initial=0.0) if largest else gaps)
+        for j, i in enumerate(members):
+            out[i] = np.concatenate(parts[j], axis=-1)
+    return out
 
 
 def limit_losses(task: MgfTask, gammas: np.ndarray) -> np.ndarray:
     """Per γ, the largest ``|log M_a(γ) - log M_b(γ)|`` over the task's possible pairs, less
     the rounding the recursion may have made (so a gap above ε is one the audit also sees)."""
-    return _pair_gaps(task, gammas).max(axis=0, initial=0.0)
+    return _gaps_by_task([task], np.asarray(gammas, dtype=float), largest=True)[0]
 
 
 def node_limit_losses(task: MgfTask, scale: float) -> dict:
     """Per node of the task, its largest limit loss at ``scale`` (either sign)."""
-    gaps = _pair_gaps(task, np.array([1.0 / scale, -1.0 / scale])).max(axis=1)
+    gaps = _gaps_by_task([task], np.array([1.0 / scale, -1.0 / scale]))[0].max(axis=1)
     out = np.zeros(int(task.node.max()) + 1)
     np.maximum.at(out, task.node, gaps)
     return {int(t): float(out[t]) for t in np.unique(task.node)}
 
 
-def _pair_gaps(task: MgfTask, gammas: np.ndarray) -> np.ndarray:
-    """``|log M_a(γ) - log M_b(γ)|`` per pair and γ (0 for an impossible secret)."""
-    g = np.concatenate(([0.0], np.asarray(gammas, dtype=float) * task.spacing))
-    phi, psi = _passes(task, g)
-    log_m = phi + psi                                   # log E[e^{γF}; X_t = s]
+def _pair_gaps(task: MgfTask, log_m: np.ndarray) -> np.ndarray:
+    """The gaps of one task's pairs from its table ``log_m`` (T, k, 1 + G), γ = 0 first."""
     with np.errstate(invalid="ignore"):
-        log_m = log_m[:, 1:, :] - log_m[:, :1, :]       # given X_t = s
-    by_state = np.ascontiguousarray(log_m.transpose(0, 2, 1))   # (T, k, G)
-    a = by_state[task.node, task.first]                 # (pairs, G)
-    b = by_state[task.node, task.second]
+        log_m = log_m[:, :, 1:] - log_m[:, :, :1]       # given X_t = s
+    a = log_m[task.node, task.first]                    # (pairs, G)
+    b = log_m[task.node, task.second]
     with np.errstate(invalid="ignore"):   # less a rounding allowance: at tiny scales the
         gap = np.abs(a - b) - ROUNDING * len(task.weights) * (np.abs(a) + np.abs(b))
     return np.where(np.isnan(gap), 0.0, np.maximum(gap, 0.0))   # two logs of ~γ·F cancel
@@ -115,8 +139,8 @@ def _fails(tasks: Sequence[MgfTask], scales: np.ndarray, epsilon: float) -> np.n
     """Which scales fail by the limit loss (either sign) on some task."""
     gammas = np.concatenate((1.0 / scales, -1.0 / scales))
     worst = np.zeros(gammas.size)
-    for task in tasks:
-        worst = np.maximum(worst, limit_losses(task, gammas))
+    for gaps in _gaps_by_task(tasks, gammas, largest=True):
+        worst = np.maximum(worst, gaps)
     worst = np.maximum(worst[:scales.size], worst[scales.size:])
     return worst > epsilon * (1.0 + MARGIN)
 

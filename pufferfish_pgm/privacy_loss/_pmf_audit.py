@@ -45,7 +45,7 @@ from ._audit import AuditReport, PairAudit, coverage_note, release_layout
 from ._laplace_kernel import _decay_scan
 from ._pair_rows import MAX_GRID, Group, build_groups
 
-__all__ = ["PmfGroup", "TailedLaw", "audit_integer_noise", "log_matmul", "noise_report"]
+__all__ = ["PmfGroup", "TailedLaw", "audit_integer_noise", "banded_log_matmul", "noise_report"]
 
 #: Largest log range of one band of a factor (two bands multiply to >= e^-700).
 BAND = 350.0
@@ -94,7 +94,7 @@ def _bands(logs: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     return peak, band.astype(np.int64)
 
 
-def log_matmul(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
+def banded_log_matmul(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
     """``log(exp(la) @ exp(lb))`` to relative precision (``-inf`` for zero entries).
 
     ``la`` is cut into bands per row, ``lb`` per column (see the module docstring).
@@ -103,7 +103,7 @@ def log_matmul(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
     --------
     >>> la = np.log([[1.0, 1e-200]]) * np.array([[1.0, 5.0]])  # masses 1 and 1e-1000
     >>> lb = np.log([[1e-300], [1.0]]) * np.array([[3.0], [1.0]])  # 1e-900 and 1
-    >>> float(log_matmul(la, lb)[0, 0] / np.log(10)).__round__(6)  # 1e-900 + 1e-1000
+    >>> float(banded_log_matmul(la, lb)[0, 0] / np.log(10)).__round__(6)  # 1e-900 + 1e-1000
     -900.0
     """
     pa, ba = _bands(la, 1)
@@ -211,7 +211,7 @@ class PmfGroup:
                 continue
             d = np.arange(j0, j1)[None, :] - np.arange(i0, i1)[:, None]
             toeplitz = np.where((d >= 1) & (d < m), inner[np.clip(d - 1, 0, m - 2)], -np.inf)
-            out[:, j0:j1] = log_matmul(dense[:, i0:i1], toeplitz)
+            out[:, j0:j1] = banded_log_matmul(dense[:, i0:i1], toeplitz)
         return out
 
     def term_logs(self, rows: np.ndarray, j: np.ndarray, m: int) -> np.ndarray:

@@ -100,11 +100,20 @@ def chain_streams(framework: Any, query: Any) -> list[ChainStream] | None:
         for variant in fixed_start_variants(scenario):
             table = np.array([packed.weights.get(t, np.zeros(variant.k, np.int64))
                               for t in variant.nodes], dtype=np.int64)
-            coded = {variant.check_node(t): tuple(
-                (p, variant.state_index(t, a), variant.state_index(t, b)) for p, a, b in pairs)
-                for t, pairs in nodes.items()}
             out.append(ChainStream(theta, variant, table, int(packed.offsets[0]),
-                                   int(packed.steps[0]), coded))
+                                   int(packed.steps[0]), _coded(variant, nodes)))
+    return out
+
+
+def _coded(variant: MarkovChainScenario, nodes: dict) -> dict:
+    """The pairs by node with their states as indices (each node and state checked once)."""
+    index = {s: i for i, s in enumerate(variant.states)}
+    out = {}
+    for t, pairs in nodes.items():
+        node = variant.check_node(t)
+        code = {s: index[s] if s in index else variant.state_index(t, s)
+                for s in {x for _, a, b in pairs for x in (a, b)}}
+        out[node] = tuple((p, code[a], code[b]) for p, a, b in pairs)
     return out
 
 
@@ -130,30 +139,27 @@ def _node_groups(stream: ChainStream, scale: float, only: frozenset | None = Non
     none), whose ``pairs`` are indices into ``stream.nodes[t]`` (numbers travel between
     processes cheaply; the caller maps them back), and the ``(index, reason)`` of those
     skipped."""
-    wanted = {t: sorted({s for _, a, b in pairs for s in (a, b)})
-              for t, pairs in stream.nodes.items() if only is None or t in only}
+    codes = {t: np.array([(a, b) for _, a, b in pairs], dtype=np.int64).reshape(-1, 2)
+             for t, pairs in stream.nodes.items() if only is None or t in only}
+    wanted = {t: np.unique(ab).tolist() for t, ab in codes.items()}
     m = stream.scenario
     for t, offset, rows in stream_node_laws(m.transition, m.initial_distribution,
                                             stream.weights, wanted, scale / stream.step,
                                             log_delta=log_delta, name=m.name):
         totals = logsumexp(rows, axis=1)
-        where = {s: j for j, s in enumerate(wanted[t])}
-        keep, skipped = [], []
-        for i, (_, a, b) in enumerate(stream.nodes[t]):
-            zero = [k for k, s in enumerate((a, b)) if not np.isfinite(totals[where[s]])]
-            if zero:
-                skipped.append((i, zero[0]))
-            else:
-                keep.append((i, where[a], where[b]))
-        if not keep:
+        where = np.searchsorted(np.array(wanted[t]), codes[t])       # (pairs, 2) row indices
+        zero = ~np.isfinite(totals[where])
+        lost = np.flatnonzero(zero.any(axis=1))
+        skipped = list(zip(lost.tolist(), np.argmax(zero[lost], axis=1).tolist(), strict=True))
+        keep = np.flatnonzero(~zero.any(axis=1))
+        if not keep.size:
             yield t, None, skipped
             continue
         with np.errstate(invalid="ignore"):
             normal = rows - totals[:, None]
         grid = (stream.offset + stream.step * (offset + np.arange(rows.shape[1]))).astype(float)
-        index, first, second = zip(*keep, strict=True)
-        yield t, Group(stream.theta, m.name, (grid,), normal, np.array(first),
-                       np.array(second), index), skipped
+        yield t, Group(stream.theta, m.name, (grid,), normal, where[keep, 0], where[keep, 1],
+                       tuple(keep.tolist())), skipped
 
 
 def _raise_node(group: Group, scale: float, epsilon: float, rtol: float) -> tuple[float, int]:

@@ -26,8 +26,9 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from .._budget import check_allocation
-from ..distributions._log_space import log_convolve, logsumexp
+from ..distributions._log_space import logsumexp
 from ..errors import LimitExceededError
+from ._count_engine import ChainSteps, convolve, shift_rows, step
 
 __all__ = ["ChainCountTables"]
 
@@ -36,29 +37,13 @@ __all__ = ["ChainCountTables"]
 MAX_CELLS = None
 
 
-def _shift_rows(table: np.ndarray, shifts: np.ndarray, width: int) -> np.ndarray:
-    """Row ``s`` moved right by ``shifts[s]`` along the last axis, cut or padded to ``width``."""
-    k, n = table.shape
-    out = np.full((k, width), -np.inf)
-    for s in range(k):
-        stop = min(width, shifts[s] + n)
-        if stop > shifts[s]:
-            out[s, shifts[s]:stop] = table[s, :stop - shifts[s]]
-    return out
-
-
-def _step(log_p: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """``out[s', c] = logsumexp_s table[s, c] + log_p[s, s']`` (vectorised over c)."""
-    return logsumexp(table[:, None, :] + log_p[:, :, None], axis=0)
-
-
 class ChainCountTables:
     """Forward and backward count tables of one chain with a fixed start (computed lazily).
 
     Parameters
     ----------
-    transition : ndarray (k, k)
-        Row-stochastic transition matrix.
+    transition : ndarray (k, k) or (T - 1, k, k)
+        Row-stochastic transition matrix, or one per step ``t -> t + 1``.
     initial : ndarray (k,)
         Distribution of X_0.
     weights : ndarray (T, k) of int
@@ -70,8 +55,8 @@ class ChainCountTables:
 
     def __init__(self, transition: np.ndarray, initial: np.ndarray, weights: np.ndarray,
                  max_cells: int | None = MAX_CELLS) -> None:
+        self.steps = ChainSteps(transition)
         with np.errstate(divide="ignore"):
-            self.log_p = np.log(transition)
             self.log_q0 = np.log(initial)
         self.weights = np.asarray(weights, dtype=np.int64)
         self.length, self.k = self.weights.shape
@@ -96,13 +81,17 @@ class ChainCountTables:
         out = np.full((self.length, self.k, self.width), -np.inf)
         first = np.full((self.k, 1), -np.inf)
         first[:, 0] = self.log_q0
-        out[0] = _shift_rows(first, self.weights[0], self.width)
+        out[0] = shift_rows(first, self.weights[0], self.width)
         for t in range(1, self.length):
             n = int(self.prefix[t - 1]) + 1
-            moved = _step(self.log_p, self._masked(out[t - 1, :, :n], t - 1, mask))
-            out[t] = _shift_rows(moved, self.weights[t], self.width)
+            moved = self._step(self._masked(out[t - 1, :, :n], t - 1, mask), t - 1)
+            out[t] = shift_rows(moved, self.weights[t], self.width)
         out[-1] = self._masked(out[-1], self.length - 1, mask)
         return out
+
+    def _step(self, table: np.ndarray, t: int, forward: bool = True) -> np.ndarray:
+        """The engine's step from ``t`` to ``t + 1`` (forward) or back."""
+        return step(table, self.steps.matrix(t), self.steps.log_min, forward)
 
     @staticmethod
     def _masked(table: np.ndarray, t: int, mask: dict) -> np.ndarray:
@@ -119,8 +108,8 @@ class ChainCountTables:
         total = int(self.prefix[-1])
         for t in range(self.length - 2, -1, -1):
             n = total - int(self.prefix[t]) + 1      # range of Σ_{u>t}
-            moved = _shift_rows(out[t + 1, :, :n], self.weights[t + 1], n)
-            out[t, :, :n] = _step(self.log_p.T, moved)
+            moved = shift_rows(out[t + 1, :, :n], self.weights[t + 1], n)
+            out[t, :, :n] = self._step(moved, t, forward=False)
         return out
 
     def secret_log_joint(self, t: int, state: int) -> np.ndarray:
@@ -130,7 +119,7 @@ class ChainCountTables:
         assert self._beta is not None
         head = self._alpha[t, state, :int(self.prefix[t]) + 1]
         tail = self._beta[t, state, :self.width - int(self.prefix[t])]
-        return log_convolve(head, tail)[:self.width]
+        return convolve(head, tail)[:self.width]
 
     def forward_rows(self) -> list[np.ndarray]:
         """α as a list over t of arrays (k, prefix_t + 1): only the counts reachable by t,
@@ -138,10 +127,10 @@ class ChainCountTables:
         out = []
         first = np.full((self.k, 1), -np.inf)
         first[:, 0] = self.log_q0
-        out.append(_shift_rows(first, self.weights[0], int(self.prefix[0]) + 1))
+        out.append(shift_rows(first, self.weights[0], int(self.prefix[0]) + 1))
         for t in range(1, self.length):
-            moved = _step(self.log_p, out[-1])
-            out.append(_shift_rows(moved, self.weights[t], int(self.prefix[t]) + 1))
+            moved = self._step(out[-1], t - 1)
+            out.append(shift_rows(moved, self.weights[t], int(self.prefix[t]) + 1))
         return out
 
     def stream_secret_log_joints(self, wanted: Mapping[int, Sequence[int]]
@@ -159,9 +148,9 @@ class ChainCountTables:
         for t in range(self.length - 1, -1, -1):
             if t < self.length - 1:
                 n = total - int(self.prefix[t]) + 1      # range of Σ_{u>t}
-                beta = _step(self.log_p.T, _shift_rows(beta, self.weights[t + 1], n))
+                beta = self._step(shift_rows(beta, self.weights[t + 1], n), t, forward=False)
             for state in wanted.get(t, ()):
-                yield t, state, log_convolve(alpha[t][state], beta[state])[:self.width]
+                yield t, state, convolve(alpha[t][state], beta[state])[:self.width]
             alpha[t] = alpha[t][:0]   # no longer needed: free it as we go
 
     def evidence_log_joint(self, mask: dict) -> np.ndarray:

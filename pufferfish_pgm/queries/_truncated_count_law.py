@@ -41,9 +41,8 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from .._budget import describe_bytes, memory_budget
-from ..distributions._log_space import _STRETCH, log_convolve, log_matmul
 from ..errors import LimitExceededError
-from ._chain_count_law import _shift_rows
+from ._count_engine import ChainSteps, backward, convolve, count_lift, forward
 
 __all__ = ["LOG_DELTA", "keep_bounds", "loss_error_bound", "stream_node_laws"]
 
@@ -51,22 +50,6 @@ __all__ = ["LOG_DELTA", "keep_bounds", "loss_error_bound", "stream_node_laws"]
 LOG_DELTA = -46.0
 #: Rows are cut every this many steps (a row cut later is only wider, never wrong).
 CUT_EVERY = 8
-
-
-def linear_step(p: np.ndarray, log_p_min: float, table: np.ndarray) -> np.ndarray:
-    """``out[s', c] = log Σ_s p[s, s'] e^{table[s, c]}``, to relative precision: the count
-    step as a scaled matrix product in linear space (:func:`log_matmul`, which falls back to
-    the log-space sum where a product could leave the normal range).
-
-    Examples
-    --------
-    >>> from pufferfish_pgm.queries._chain_count_law import _step     # the log-space step
-    >>> p = np.array([[0.5, 0.5], [1e-300, 1.0]])
-    >>> t = np.array([[0.0, -1000.0], [-1000.0, 0.0]])
-    >>> bool(np.allclose(linear_step(p, np.log(1e-300), t), _step(np.log(p), t)))
-    True
-    """
-    return log_matmul(table, p, log_p_min)
 
 
 def loss_error_bound(length: int, log_delta: float = LOG_DELTA) -> float:
@@ -102,12 +85,26 @@ def keep_bounds(rows: np.ndarray, scale: float, log_delta: float = LOG_DELTA) ->
 
 
 def _first_cut(s: np.ndarray, ok: np.ndarray, log_delta: float) -> np.ndarray:
-    """Per row, the first column ``r`` with ``log Σ_{c>r} e^{s_c} - max_c s_c <= log δ``."""
-    inclusive = np.flip(np.logaddexp.accumulate(np.flip(s, axis=1), axis=1), axis=1)
-    beyond = np.concatenate([inclusive[:, 1:], np.full((s.shape[0], 1), -np.inf)], axis=1)
+    """Per row, the first column ``r`` with ``log Σ_{c>r} e^{s_c} - max_c s_c <= log δ``.
+
+    Only the columns after ``r1``, the last one whose own ``s`` is above that level, are
+    scanned: for ``r < r1`` the sum includes ``e^{s_{r1}}`` (a ``logaddexp`` is never below
+    its larger input), so no such ``r`` qualifies, and the scan from the right over columns
+    ``> r1`` gives exactly the values of a full scan there. On sticky chains at large scales
+    that is a few columns per row where the full scan (a ``logaddexp`` per entry) was the
+    largest cost of the streamed calibration."""
     peak = np.max(s, axis=1, keepdims=True)
     slack = 1e-12 * (np.abs(np.where(ok, s, 0.0)).max(axis=1, keepdims=True) + 1.0)
-    return np.argmax(beyond - peak <= log_delta - slack, axis=1)
+    level = peak + log_delta - slack
+    above = s > level
+    r1 = s.shape[1] - 1 - np.argmax(above[:, ::-1], axis=1)     # peak itself is above
+    start = int(r1.min()) + 1
+    part = s[:, start:]
+    inclusive = np.flip(np.logaddexp.accumulate(np.flip(part, axis=1), axis=1), axis=1)
+    beyond = np.concatenate([inclusive, np.full((s.shape[0], 1), -np.inf)], axis=1)
+    column = start - 1 + np.arange(beyond.shape[1])        # beyond[:, j] is Σ_{c > column}
+    hit = (beyond <= level) & (column[None, :] >= r1[:, None])
+    return start - 1 + np.argmax(hit, axis=1)
 
 
 def _trim(offset: int, rows: np.ndarray, scale: float, log_delta: float,
@@ -119,24 +116,21 @@ def _trim(offset: int, rows: np.ndarray, scale: float, log_delta: float,
     return offset + lo, rows[:, lo:hi]
 
 
-def _min_log_p(p: np.ndarray) -> float:
-    return float(np.log(p[p > 0].min()))
+def _trimmer(scale: float, log_delta: float):
+    def trim(t: int, offset: int, rows: np.ndarray) -> tuple[int, np.ndarray]:
+        return _trim(offset, rows, scale, log_delta, t)
+    return trim
 
 
-def _forward(p: np.ndarray, log_q0: np.ndarray, weights: np.ndarray, scale: float,
+def _forward(steps: ChainSteps, log_q0: np.ndarray, weights: np.ndarray, scale: float,
              log_delta: float, limit: int, name: str) -> list[tuple[int, np.ndarray]]:
     """Cut forward rows ``log P(X_t = s, Σ_{u<=t} w = offset + j)`` for every t."""
-    first = np.full((len(log_q0), 1), -np.inf)
-    first[:, 0] = log_q0
-    out = [_trim(0, _shift_rows(first, weights[0], int(weights[0].max()) + 1), scale,
-                 log_delta)]
-    held, low = out[0][1].nbytes, _min_log_p(p)
-    for t in range(1, len(weights)):
-        offset, rows = out[-1]
-        moved = linear_step(p, low, rows)
-        width = moved.shape[1] + int(weights[t].max())
-        out.append(_trim(offset, _shift_rows(moved, weights[t], width), scale, log_delta, t))
-        held += out[-1][1].nbytes
+    out: list[tuple[int, np.ndarray]] = []
+    held = 0
+    for t, offset, rows in forward(steps, log_q0, count_lift(weights), len(weights),
+                                   _trimmer(scale, log_delta)):
+        out.append((offset, rows))
+        held += rows.nbytes
         if held > limit:
             raise LimitExceededError(
                 f"the cut forward count rows of {name!r} need more than {describe_bytes(held)} "
@@ -155,8 +149,9 @@ def stream_node_laws(transition: np.ndarray, initial: np.ndarray, weights: np.nd
 
     ``rows[j, c] = log P(F = offset + c, X_t = wanted[t][j])`` (unnormalised; ``-inf`` for
     an impossible state), cut for Laplace scales >= ``scale`` in count units (see the module
-    docstring). The cut forward rows are held (checked against the memory budget as they
-    grow); the backward rows are advanced one step at a time and never stored.
+    docstring). ``transition`` is one (k, k) matrix or one per step, (T - 1, k, k). The cut
+    forward rows are held (checked against the memory budget as they grow); the backward
+    rows are advanced one step at a time and never stored.
 
     Examples
     --------
@@ -170,39 +165,20 @@ def stream_node_laws(transition: np.ndarray, initial: np.ndarray, weights: np.nd
     with np.errstate(divide="ignore"):
         log_q0 = np.log(initial)
     weights = np.asarray(weights, dtype=np.int64)
-    limit, p = memory_budget(budget), np.asarray(transition, dtype=float)
-    forward = _forward(p, log_q0, weights, scale, log_delta, limit, name)
-    b_offset, beta, low = 0, np.zeros((len(log_q0), 1)), _min_log_p(p)
-    for t in range(len(weights) - 1, -1, -1):
-        if t < len(weights) - 1:
-            width = beta.shape[1] + int(weights[t + 1].max())
-            moved = linear_step(p.T, low, _shift_rows(beta, weights[t + 1], width))
-            b_offset, beta = _trim(b_offset, moved, scale, log_delta, t)
-        f_offset, alpha = forward[t]
-        forward[t] = (f_offset, alpha[:, :0])   # no longer needed: free it as we go
+    steps = ChainSteps(transition)
+    rows_f = _forward(steps, log_q0, weights, scale, log_delta, memory_budget(budget), name)
+    for t, b_offset, beta in backward(steps, (len(log_q0), 1), count_lift(weights),
+                                      len(weights), _trimmer(scale, log_delta)):
+        f_offset, alpha = rows_f[t]
+        rows_f[t] = (f_offset, alpha[:, :0])   # no longer needed: free it as we go
         if t in wanted:
             yield (t, *_node_laws(alpha, f_offset, beta, b_offset, wanted[t], scale, log_delta))
-
-
-def _convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """:func:`log_convolve`, with one linear-space product when both ranges fit a float64."""
-    if not (x.size and y.size):
-        return np.full(1, -np.inf)
-    top_x, top_y = float(np.max(x)), float(np.max(y))
-    if not (np.isfinite(top_x) and np.isfinite(top_y)):
-        return np.full(x.size + y.size - 1, -np.inf)
-    low_x = np.min(x, where=np.isfinite(x), initial=top_x)   # zero masses are exact anyway
-    low_y = np.min(y, where=np.isfinite(y), initial=top_y)
-    if top_x - low_x > _STRETCH or top_y - low_y > _STRETCH:
-        return log_convolve(x, y)
-    with np.errstate(divide="ignore"):
-        return np.log(np.convolve(np.exp(x - top_x), np.exp(y - top_y))) + (top_x + top_y)
 
 
 def _node_laws(alpha: np.ndarray, f_offset: int, beta: np.ndarray, b_offset: int,
                states: Sequence[int], scale: float, log_delta: float) -> tuple[int, np.ndarray]:
     """The joint laws of one node's wanted states on one shared (cut) grid."""
-    laws = [_convolve(alpha[s], beta[s]) for s in states]
+    laws = [convolve(alpha[s], beta[s]) for s in states]
     width = max(x.size for x in laws)
     rows = np.full((len(laws), width), -np.inf)
     for j, x in enumerate(laws):

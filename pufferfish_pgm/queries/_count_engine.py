@@ -1,0 +1,197 @@
+"""The one count-law engine of Markov chains: step, convolution, traversal (internal).
+
+Every count law of a chain (DESIGN §3.6) is built from three operations, defined here once:
+
+* **the step** (:func:`step`): ``out[..., j, c] = log Σ_i P[i, j] e^{table[..., i, c]}`` (or
+  with ``Pᵀ`` going backward), a scaled matrix product in linear space with one scale per
+  column ``c`` and a log-space fallback where a product could leave float64's normal range
+  (:func:`pufferfish_pgm.distributions._log_space.log_matmul`). The trailing axis ``c`` is
+  a count (stored, streamed and cut laws) or a tilt ``γ`` (generating functions): the same
+  product serves both;
+* **the lift** that follows each step: along a count axis a shift of each state's row by its
+  weight (:func:`shift_rows`), along a tilt axis the factor ``e^{γ w(s)}``
+  (:func:`tilt_lift`);
+* **the convolution** of a forward and a backward row (:func:`convolve`): one linear-space
+  product when both log ranges fit ``STRETCH`` nats (every product of two entries stays above
+  ``e^-700``), else the stretch-wise log-space convolution; one rule, one threshold.
+
+:func:`forward` and :func:`backward` run the traversal with any lift and an optional
+``trim(t, offset, table)`` (the cuts of :mod:`pufferfish_pgm.queries._truncated_count_law`).
+Transitions come from a :class:`ChainSteps`, one matrix per step ``t -> t + 1`` (shape
+``(T - 1, k, k)``), a homogeneous ``(k, k)`` matrix, or a stack of chains ``(n, k, k)``
+advanced together (``batched=True``).
+
+Examples
+--------
+>>> from pufferfish_pgm.distributions._log_space import logsumexp
+>>> p = np.array([[0.5, 0.5], [0.5, 0.5]])
+>>> w = np.array([[0, 1]] * 3)
+>>> rows = [r for _, _, r in forward(ChainSteps(p), np.log([0.5, 0.5]), count_lift(w), 3)]
+>>> np.exp(logsumexp(rows[-1], axis=0)).round(4).tolist()     # the count of state 1 of 3
+[0.125, 0.375, 0.375, 0.125]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from ..distributions._log_space import _STRETCH, log_convolve, log_matmul
+from ..errors import InvalidParameterError
+
+__all__ = ["ChainSteps", "STRETCH", "backward", "convolve", "count_lift", "forward",
+           "shift_rows", "step", "tilt_lift"]
+
+#: Largest log range (nats) of a factor convolved in linear space (two multiply to >= e^-700).
+STRETCH = _STRETCH
+
+Lift = Callable[[np.ndarray, int], np.ndarray]
+Trim = Callable[[int, int, np.ndarray], tuple[int, np.ndarray]]
+
+
+class ChainSteps:
+    """The transition matrices of a chain, one per step: ``matrix(t)`` is ``P(X_{t+1} | X_t)``.
+
+    Parameters
+    ----------
+    matrices : ndarray
+        ``(k, k)`` (homogeneous), ``(T - 1, k, k)`` (one per step), or with ``batched=True``
+        ``(n, k, k)`` or ``(T - 1, n, k, k)``: ``n`` chains advanced together.
+    batched : bool
+        Whether the axis before the last two holds chains.
+
+    Examples
+    --------
+    >>> steps = ChainSteps(np.stack([np.eye(2), np.full((2, 2), 0.5)]))
+    >>> steps.matrix(1).tolist(), round(steps.log_min, 6)
+    ([[0.5, 0.5], [0.5, 0.5]], -0.693147)
+    """
+
+    def __init__(self, matrices: np.ndarray, batched: bool = False) -> None:
+        m = np.asarray(matrices, dtype=float)
+        self._per_step = m.ndim == (4 if batched else 3)
+        self._m = m
+        positive = m[m > 0]
+        #: log of the smallest positive transition probability (the step's fallback test)
+        self.log_min = float(np.log(positive.min())) if positive.size else 0.0
+
+    def matrix(self, t: int) -> np.ndarray:
+        """The transition matrix (or matrices) from step ``t`` to ``t + 1``."""
+        return self._m[t] if self._per_step else self._m
+
+    def check_length(self, length: int) -> None:
+        """Refuse per-step matrices that do not cover a chain of ``length`` nodes."""
+        if self._per_step and len(self._m) != length - 1:
+            raise InvalidParameterError(
+                f"a chain of {length} nodes needs {length - 1} transition matrices (one per "
+                f"step), got {len(self._m)}")
+
+
+def step(table: np.ndarray, p: np.ndarray, log_p_min: float, forward: bool = True
+         ) -> np.ndarray:
+    """One step of the chain on log rows ``table[..., s, c]``: ``log Σ_s p[s, s'] e^{table}``
+    going forward, ``log Σ_{s'} p[s, s'] e^{table[s', c]}`` going backward; relative precision
+    (see the module docstring). ``p`` may carry leading chain axes matching ``table``'s.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.distributions._log_space import logsumexp
+    >>> p = np.array([[0.5, 0.5], [1e-300, 1.0]])
+    >>> t = np.array([[0.0, -1000.0], [-1000.0, 0.0]])
+    >>> ref = logsumexp(t[:, None, :] + np.log(p)[:, :, None], axis=0)
+    >>> bool(np.allclose(step(t, p, np.log(1e-300)), ref))
+    True
+    """
+    return log_matmul(table, p if forward else np.swapaxes(p, -1, -2), log_p_min)
+
+
+def shift_rows(table: np.ndarray, shifts: np.ndarray, width: int) -> np.ndarray:
+    """Row ``s`` of ``table`` (k, n) moved right by ``shifts[s]``, cut or padded to ``width``.
+
+    Examples
+    --------
+    >>> shift_rows(np.array([[0.0, 1.0], [2.0, 3.0]]), np.array([0, 1]), 3).tolist()
+    [[0.0, 1.0, -inf], [-inf, 2.0, 3.0]]
+    """
+    k, n = table.shape
+    out = np.full((k, width), -np.inf)
+    shifts = np.asarray(shifts, dtype=np.int64)
+    for d in np.unique(shifts).tolist():        # few distinct weights: one copy each
+        if d < width:
+            rows = shifts == d
+            stop = min(width, d + n)
+            out[rows, d:stop] = table[rows, :stop - d]
+    return out
+
+
+def count_lift(weights: np.ndarray) -> Lift:
+    """The lift along a count axis: each state's row moves right by its weight at step t."""
+    w = np.asarray(weights, dtype=np.int64)
+    return lambda table, t: shift_rows(table, w[t], table.shape[-1] + int(w[t].max()))
+
+
+def tilt_lift(weights: np.ndarray, gammas: np.ndarray) -> Lift:
+    """The lift along a tilt axis: ``table[..., s, g] + γ_g w[..., t, s]`` (``weights`` of
+    shape (T, k), or (n, T, k) for a batch of chains)."""
+    w = np.asarray(weights, dtype=float)
+    g = np.asarray(gammas, dtype=float)
+    return lambda table, t: table + w[..., t, :, None] * g
+
+
+def forward(steps: ChainSteps, log_q0: np.ndarray, lift: Lift, length: int,
+            trim: Trim | None = None, tilt: int = 0) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(t, offset, α_t)`` for t = 0..T-1: ``α_t[..., s, c] = log P(X_t = s, lifted sum up
+    to t = offset + c)`` (count axis), or the tilted ``log E[e^{γ Σ_{u<=t} w}; X_t = s]``
+    (``tilt`` = the number of γ; then the offset stays 0). ``length`` is T."""
+    steps.check_length(length)
+    start = np.asarray(log_q0, dtype=float)[..., None]
+    table = lift(np.repeat(start, tilt, axis=-1) if tilt else start, 0)
+    offset = 0
+    if trim is not None:
+        offset, table = trim(0, offset, table)
+    yield 0, offset, table
+    for t in range(1, length):
+        table = lift(step(table, steps.matrix(t - 1), steps.log_min), t)
+        if trim is not None:
+            offset, table = trim(t, offset, table)
+        yield t, offset, table
+
+
+def backward(steps: ChainSteps, shape: tuple, lift: Lift, length: int,
+             trim: Trim | None = None) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(t, offset, β_t)`` for t = T-1 down to 0: ``β_t[..., s, c] = log P(lifted sum over
+    u > t = offset + c | X_t = s)`` (or its tilted generating function); ``shape`` is that of
+    ``β_{T-1}``, all zeros (one count column, or one column per γ)."""
+    steps.check_length(length)
+    table, offset = np.zeros(shape), 0
+    yield length - 1, offset, table
+    for t in range(length - 2, -1, -1):
+        table = step(lift(table, t + 1), steps.matrix(t), steps.log_min, forward=False)
+        if trim is not None:
+            offset, table = trim(t, offset, table)
+        yield t, offset, table
+
+
+def convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``log (e^x ⊛ e^y)`` to relative precision: one linear-space product when both log
+    ranges fit ``STRETCH`` (zero masses are exact either way), else :func:`log_convolve`.
+
+    Examples
+    --------
+    >>> convolve(np.log([0.5, 0.5]), np.log([0.5, 0.5])).round(6).tolist()
+    [-1.386294, -0.693147, -1.386294]
+    >>> convolve(np.array([0.0, -2000.0]), np.array([0.0, -2000.0])).round(6).tolist()
+    [0.0, -1999.306853, -4000.0]
+    """
+    if not (x.size and y.size):
+        return np.full(max(x.size + y.size - 1, 1), -np.inf)
+    top_x, top_y = float(np.max(x)), float(np.max(y))
+    if not (np.isfinite(top_x) and np.isfinite(top_y)):
+        return np.full(x.size + y.size - 1, -np.inf)
+    low_x = np.min(x, where=np.isfinite(x), initial=top_x)
+    low_y = np.min(y, where=np.isfinite(y), initial=top_y)
+    if top_x - low_x > STRETCH or top_y - low_y > STRETCH:
+        return log_convolve(x, y)
+    with np.errstate(divide="ignore"):
+        return np.log(np.convolve(np.exp(x - top_x), np.exp(y - top_y))) + (top_x + top_y)
