@@ -18,8 +18,10 @@ from pufferfish_pgm.queries._network_count_law import ComponentCountLaw, tables_
 from pufferfish_pgm.scenarios._pgmpy import validate_tables
 
 
-def _component(rng: np.random.Generator, prefix: str, size: int) -> tuple[dict, dict, dict]:
-    """A random small DAG (each node's parents among the earlier ones, at most 2)."""
+def _component(rng: np.random.Generator, prefix: str, size: int,
+               cpts: np.random.Generator) -> tuple[dict, dict, dict]:
+    """A random small connected DAG (parents among the earlier nodes, at most 2), its CPTs
+    drawn from ``cpts``."""
     states, parents, raw = {}, {}, {}
     names = [f"{prefix}.{i}" for i in range(size)]
     for i, v in enumerate(names):
@@ -31,18 +33,21 @@ def _component(rng: np.random.Generator, prefix: str, size: int) -> tuple[dict, 
             chosen = (earlier[int(rng.integers(len(earlier)))],)
         parents[v] = chosen
         shape = (k, *(len(states[p]) for p in chosen))
-        table = rng.dirichlet(np.ones(k), size=int(np.prod(shape[1:], dtype=int))).T
+        table = cpts.dirichlet(np.ones(k), size=int(np.prod(shape[1:], dtype=int))).T
         raw[v] = table.reshape(shape)
     return states, parents, raw
 
 
-def random_population(seed: int, kinds: int, counts: list[int]) -> pp.BayesianNetworkScenario:
-    """``kinds`` random component types repeated ``counts[j]`` times (plates)."""
+def random_population(seed: int, kinds: int, counts: list[int],
+                      cpt_seed: int | None = None) -> pp.BayesianNetworkScenario:
+    """``kinds`` random component types repeated ``counts[j]`` times (plates); the CPTs
+    come from ``cpt_seed`` (default ``seed``), the structure from ``seed``."""
     rng = np.random.default_rng(seed)
+    cpts = np.random.default_rng(seed if cpt_seed is None else [seed, cpt_seed])
     states, parents, raw, nodes = {}, {}, {}, []
     for j in range(kinds):
         size = int(rng.integers(1, 4))
-        proto = _component(rng, "p", size)
+        proto = _component(rng, "p", size, cpts)
         for m in range(counts[j]):
             rename = {f"p.{i}": f"t{j}m{m}.{i}" for i in range(size)}
             for v in (f"p.{i}" for i in range(size)):
@@ -147,3 +152,45 @@ def test_population_of_thousands_is_calibrated() -> None:
     # more independent households add noise to the count, so the scale cannot grow
     assert 0 < cal.scale <= small.scale * (1 + 1e-9)
     assert cal.evidence.audit.epsilon <= 1.0 + 1e-9
+
+
+def _plan_rows(plan) -> list:
+    return [(e.node, e.quilt, e.nearby, sorted(map(str, e.remote)), round(e.sigma, 12),
+             e.trivial) for e in plan.entries]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), kinds=st.integers(1, 3),
+       counts=st.lists(st.integers(1, 3), min_size=3, max_size=3),
+       epsilon=st.sampled_from([0.3, 1.0, 3.0]))
+def test_component_quilts_equal_whole_network(seed: int, kinds: int, counts: list[int],
+                                              epsilon: float) -> None:
+    """Planning each component alone (plates once) gives the whole network's plan: the same
+    quilt, nearby and remote sets and σ for every secret node, two scenarios."""
+    from pufferfish_pgm.quilts import _component_planner, plan_network
+
+    one = random_population(seed, kinds, counts)
+    other = random_population(seed, kinds, counts, cpt_seed=1)    # the same DAG, other CPTs
+    fw = pp.Framework(pp.ScenarioClass([one, other]))
+    query = pp.Count(1)
+    parts = plan_network(fw, query, epsilon)
+    real = _component_planner.class_components
+    try:
+        _component_planner.class_components = lambda cls: [tuple(cls.nodes)]
+        whole = plan_network(fw, query, epsilon)
+    finally:
+        _component_planner.class_components = real
+    assert _plan_rows(parts) == _plan_rows(whole)
+
+
+def test_household_plan_is_local() -> None:
+    """In 1,000 households, a person's quilt and nearby set stay in their household; the
+    remote set is the rest of the town, not listed per entry."""
+    fw = pp.Framework(households(1000, 0.3, "town"))
+    cal = pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, pp.Count("yes"))
+    entry = next(e for e in cal.plan if e.node == "h7.child0")
+    assert set(entry.nearby) | set(entry.quilt) <= {"h7.parent", "h7.child0", "h7.child1"}
+    assert len(entry.remote) == 2500 - len(entry.nearby) - len(entry.quilt)
+    assert "h8.parent" in entry.remote and "h7.child0" not in entry.remote
+    # σ_max is at most a household's 3 people over ε (their empty quilt), never 2,500 / ε
+    assert cal.scale <= 3.0

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from ..scenarios import BayesianNetworkScenario
 from ..scenarios._pgmpy import NetworkTables
 
-__all__ = ["NetworkParts", "Plate", "network_parts"]
+__all__ = ["NetworkParts", "Plate", "component_signature", "network_parts", "sub_tables"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,7 +88,7 @@ def _components(tables: NetworkTables) -> list[tuple]:
     return [tuple(g) for g in groups.values()]
 
 
-def _signature(tables: NetworkTables, nodes: tuple) -> tuple:
+def component_signature(tables: NetworkTables, nodes: tuple) -> tuple:
     """What two components must share to be a plate: per position, the states, the parents'
     positions and the CPT (shape and bytes)."""
     pos = {v: i for i, v in enumerate(nodes)}
@@ -96,7 +96,7 @@ def _signature(tables: NetworkTables, nodes: tuple) -> tuple:
                   tables.cpts[v].shape, tables.cpts[v].tobytes()) for v in nodes)
 
 
-def _sub_tables(tables: NetworkTables, nodes: tuple) -> NetworkTables:
+def sub_tables(tables: NetworkTables, nodes: tuple) -> NetworkTables:
     """The (already validated) tables of one component."""
     return NetworkTables(nodes=nodes, states={v: tables.states[v] for v in nodes},
                          parents={v: tables.parents[v] for v in nodes},
@@ -106,10 +106,10 @@ def _sub_tables(tables: NetworkTables, nodes: tuple) -> NetworkTables:
 def _split(tables: NetworkTables) -> NetworkParts:
     by_signature: dict[tuple, list[tuple]] = {}
     for nodes in _components(tables):
-        by_signature.setdefault(_signature(tables, nodes), []).append(nodes)
+        by_signature.setdefault(component_signature(tables, nodes), []).append(nodes)
     plates, where = [], {}
     for k, members in enumerate(by_signature.values()):
-        rep = BayesianNetworkScenario(tables=_sub_tables(tables, members[0]),
+        rep = BayesianNetworkScenario(tables=sub_tables(tables, members[0]),
                                       name=f"component of {members[0][0]!r}")
         plates.append(Plate(rep, tuple(members)))
         for m, nodes in enumerate(members):

@@ -213,13 +213,13 @@ def _influence(cls: Any, node: Any, quilt: frozenset, pairs: list, budget: Any) 
         return None
 
 
-def _plan_node(framework: Any, node: Any, weight: Counter, epsilon: float, settings: dict,
-               dags: list) -> tuple[PlanEntry, Counter, bool]:
-    cls = framework.scenarios
+def plan_node(cls: Any, pairs: list, node: Any, weight: Counter, epsilon: float,
+              settings: dict, dags: list) -> tuple[PlanEntry, Counter, bool]:
+    """The best quilt of ``node`` in ``cls`` for the ordered state ``pairs``, the candidates
+    skipped (``"size"``, ``"budget"``) and whether the candidate list was cut."""
     extra = settings["extra_quilts"].get(node, ()) if settings["extra_quilts"] else ()
     quilts, cut = candidate_quilts(cls, node, max_candidates=settings["max_candidates"],
                                    extra=extra)
-    pairs = ordered_pairs(framework, node)
     best = PlanEntry(node=node, quilt=(), nearby=tuple(cls.nodes), remote=(), influence=0.0,
                      sigma=sum(weight.values()) / epsilon, trivial=True)
     skipped: Counter = Counter()
@@ -242,7 +242,8 @@ def _plan_node(framework: Any, node: Any, weight: Counter, epsilon: float, setti
 def _node_task(task: tuple) -> tuple[PlanEntry, Counter, bool]:
     """One secret node's plan (one argument, module level: executors run it)."""
     framework, node, weight, epsilon, settings, dags = task
-    return _plan_node(framework, node, weight, epsilon, settings, dags)
+    return plan_node(framework.scenarios, ordered_pairs(framework, node), node, weight,
+                     epsilon, settings, dags)
 
 
 def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states: int = 10**6,
@@ -265,10 +266,14 @@ def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states
         raise InvalidParameterError(
             "the Markov quilt mechanism protects single-node secrets; the framework has a joint "
             "secret pair (use the exact or Wasserstein mechanism for joint secrets)")
-    dags = class_dags(cls)
     weight = Counter(query.node_list(cls))  # a node listed twice counts twice
     settings = {"max_quilt_states": max_quilt_states, "extra_quilts": extra_quilts,
                 "max_candidates": max_candidates, "memory_budget": memory_budget}
+    from ._component_planner import class_components, plan_components  # (imports this)
+    parts = class_components(cls)
+    if len(parts) > 1:   # independent components: quilts never cross them (DESIGN §3.2)
+        return plan_components(framework, parts, weight, epsilon, settings)
+    dags = class_dags(cls)
     entries, skipped, over, cut = [], {}, {}, []
     tasks = [(framework, node, weight, epsilon, settings, dags) for node in framework.secret_nodes]
     for node, (entry, counts, was_cut) in zip(framework.secret_nodes,

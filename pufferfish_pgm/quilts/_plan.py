@@ -29,7 +29,7 @@ class PlanEntry:
     node: Any
     quilt: tuple
     nearby: tuple | range
-    remote: tuple | range | NodeRanges
+    remote: tuple | range | NodeRanges | Sequence   # Sequence: networks of components
     influence: float
     sigma: float
     trivial: bool = False

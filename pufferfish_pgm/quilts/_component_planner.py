@@ -1,0 +1,181 @@
+"""Markov quilts on networks of independent components (DESIGN §3.2; issue 24).
+
+When the union skeleton of a class falls into components (households, families, villages),
+every node of another component is independent of the secret node X_i in every θ, so it is
+remote under any quilt, including the empty one. A quilt of X_i therefore lives in X_i's
+component and is planned on that component alone; the rest of the population is remote and
+contributes neither nearby nodes nor influence. Components equal in every member (the same
+node order, states, parents and CPTs: a plate) with the same query weights and the same
+secret pairs share their plan, computed once on a representative and renamed position by
+position. Each entry's remote set is kept as "every node outside the component's nearby and
+quilt nodes" (:class:`OtherNodes`), not listed, so a plan of n nodes takes O(n) memory.
+
+Examples
+--------
+>>> from pufferfish_pgm.scenarios import BayesianNetworkScenario
+>>> from pufferfish_pgm.scenarios._pgmpy import validate_tables
+>>> from pufferfish_pgm.secrets import Framework
+>>> from pufferfish_pgm.queries import Count
+>>> from pufferfish_pgm.quilts import plan_network
+>>> t = validate_tables(list("abcd"), {v: (0, 1) for v in "abcd"},
+...                     {"a": (), "b": ("a",), "c": (), "d": ("c",)},
+...                     {"a": [.5, .5], "c": [.5, .5], "b": [[.9, .1], [.1, .9]],
+...                      "d": [[.9, .1], [.1, .9]]})
+>>> plan = plan_network(Framework(BayesianNetworkScenario(t)), Count(1), 1.0)
+>>> [(e.node, e.nearby, list(e.remote), e.sigma) for e in plan.entries][:2]
+[('a', ('a', 'b'), ['c', 'd'], 2.0), ('b', ('a', 'b'), ['c', 'd'], 2.0)]
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+from ..inference._components import component_signature, sub_tables
+from ..scenarios import BayesianNetworkScenario, ScenarioClass
+from ._influence import ordered_pairs
+from ._network_planner import NetworkPlan, class_dags, d_separated, plan_node
+from ._plan import PlanEntry
+
+__all__ = ["OtherNodes", "class_components", "plan_components"]
+
+
+@dataclass(frozen=True, eq=False)
+class OtherNodes(Sequence):
+    """The nodes of ``nodes`` (model order) that are not in ``kept``, listed only on demand.
+
+    Examples
+    --------
+    >>> r = OtherNodes(("a", "b", "c"), frozenset({"a", "b", "c"}), frozenset({"b"}))
+    >>> len(r), list(r), "c" in r, "b" in r, r[1]
+    (2, ['a', 'c'], True, False, 'c')
+    """
+
+    nodes: tuple
+    universe: frozenset
+    kept: frozenset
+
+    def __len__(self) -> int:
+        return len(self.nodes) - len(self.kept)
+
+    def __iter__(self) -> Iterator:
+        return (v for v in self.nodes if v not in self.kept)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self.universe and node not in self.kept
+
+    @overload
+    def __getitem__(self, k: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list: ...
+
+    def __getitem__(self, k: int | slice) -> Any:
+        return list(self)[k]
+
+
+def class_components(cls: Any) -> list[tuple]:
+    """The components of the union skeleton of a network class (nodes in model order); one
+    part for chains."""
+    if not all(isinstance(m, BayesianNetworkScenario) for m in cls):
+        return [tuple(cls.nodes)]
+    root: dict[Hashable, Hashable] = {v: v for v in cls.nodes}
+
+    def find(v: Hashable) -> Hashable:
+        while root[v] != v:
+            root[v] = root[root[v]]
+            v = root[v]
+        return v
+
+    for m in cls:
+        for v in m.nodes:
+            for p in m.tables.parents[v]:
+                a, b = find(v), find(p)
+                if a != b:
+                    root[a] = b
+    groups: dict[Hashable, list] = {}
+    for v in cls.nodes:
+        groups.setdefault(find(v), []).append(v)
+    return [tuple(g) for g in groups.values()]
+
+
+class _Representatives:
+    """One sub-class (and its DAGs) per distinct component of the class, made on demand."""
+
+    def __init__(self, cls: Any) -> None:
+        self.cls = cls
+        self._made: dict[tuple, tuple[Any, list]] = {}
+
+    def of(self, comp: tuple) -> tuple[tuple, Any, list]:
+        """(key, sub-class of the representative, its DAGs) for component ``comp``."""
+        key = tuple(component_signature(m.tables, comp) for m in self.cls)
+        made = self._made.get(key)
+        if made is None:
+            sub = ScenarioClass([BayesianNetworkScenario(tables=sub_tables(m.tables, comp),
+                                                         name=m.name) for m in self.cls])
+            made = self._made[key] = (sub, class_dags(sub))
+        return key, *made
+
+
+def _rename(entry: PlanEntry, node: Any, to: dict, others: tuple) -> PlanEntry:
+    """The representative's entry for the real component (``to``: rep node -> real node)."""
+    nearby = tuple(to[v] for v in entry.nearby)
+    quilt = tuple(to[v] for v in entry.quilt)
+    nodes, universe = others
+    return PlanEntry(node=node, quilt=quilt, nearby=nearby,
+                     remote=OtherNodes(nodes, universe, frozenset(nearby + quilt)),
+                     influence=entry.influence, sigma=entry.sigma, trivial=entry.trivial)
+
+
+def _extra(settings: dict, node: Any, comp: tuple, rep_nodes: tuple) -> dict:
+    """``extra_quilts`` of ``node`` at the representative's nodes (nodes of other
+    components are remote under any quilt and are dropped)."""
+    given = (settings["extra_quilts"] or {}).get(node, ())
+    pos = {v: i for i, v in enumerate(comp)}
+    mapped = tuple(tuple(sorted(pos[v] for v in q if v in pos)) for q in given)
+    return {rep_nodes[pos[node]]: [[rep_nodes[i] for i in q] for q in mapped if q]}
+
+
+def _plan_one(framework: Any, node: Any, comp: tuple, reps: _Representatives,
+              weight: Counter, epsilon: float, settings: dict, memo: dict) -> tuple:
+    """(the representative's result, rep node -> real node) for ``node``."""
+    key, sub, dags = reps.of(comp)
+    rep_nodes = tuple(sub.nodes)
+    pairs = ordered_pairs(framework, node)
+    extra = _extra(settings, node, comp, rep_nodes)
+    w = tuple(weight[v] for v in comp)
+    full = (key, comp.index(node), tuple(pairs), w, repr(extra))
+    if full not in memo:
+        rep = rep_nodes[comp.index(node)]
+        rep_weight = Counter({r: c for r, c in zip(rep_nodes, w, strict=True) if c})
+        entry, counts, cut = plan_node(sub, pairs, rep, rep_weight, epsilon,
+                                       {**settings, "extra_quilts": extra}, dags)
+        if entry.remote and not all(d_separated(d, {rep}, set(entry.remote), set(entry.quilt))
+                                    for d in dags):
+            raise RuntimeError(f"internal error: the quilt of {node!r} does not separate")
+        memo[full] = (entry, counts, cut)
+    return memo[full], dict(zip(rep_nodes, comp, strict=True))
+
+
+def plan_components(framework: Any, parts: list[tuple], weight: Counter, epsilon: float,
+                    settings: dict) -> NetworkPlan:
+    """:func:`plan_network` for a class whose skeleton has several components ``parts``."""
+    cls = framework.scenarios
+    comp_of = {v: comp for comp in parts for v in comp}
+    reps, memo = _Representatives(cls), dict[tuple, tuple]()
+    others = (tuple(cls.nodes), frozenset(cls.nodes))
+    entries, skipped, over, cut = [], {}, {}, []
+    for node in framework.secret_nodes:
+        (entry, counts, was_cut), to = _plan_one(framework, node, comp_of[node], reps, weight,
+                                                 epsilon, settings, memo)
+        entries.append(_rename(entry, node, to, others))
+        if counts["size"]:
+            skipped[node] = counts["size"]
+        if counts["budget"]:
+            over[node] = counts["budget"]
+        if was_cut:
+            cut.append(node)
+    return NetworkPlan(entries=tuple(entries), skipped=skipped, cut=tuple(cut),
+                       over_budget=over)
