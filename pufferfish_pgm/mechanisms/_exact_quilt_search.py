@@ -59,6 +59,17 @@ class Setup:
         return () if key is None or key == MQM or node is None else quilt_nodes(key, node)
 
 
+def _unordered(rows: QuiltRows) -> tuple[Group, np.ndarray]:
+    """One :class:`Group` comparing each unordered pair of rows of ``rows`` once, and the
+    index of its pair for every comparison of ``rows``."""
+    table = rows.table()
+    low, high = np.minimum(rows.first, rows.second), np.maximum(rows.first, rows.second)
+    unique, pair = np.unique(low * len(table) + high, return_inverse=True)
+    first, second = np.divmod(unique, len(table))
+    return Group(0, "quilt", rows.axes(), table, first, second,
+                 tuple(range(len(unique)))), pair.ravel()
+
+
 class Search:
     """The smallest λ such that every class has an option whose bound is <= ε."""
 
@@ -68,29 +79,33 @@ class Search:
         self.winner: list[tuple] = [MQM] * len(setup.classes)
         self.evaluations = 0
         self._loss: dict[int, tuple[float, np.ndarray]] = {}
-        self._groups: dict[int, Group | None] = {}
+        self._groups: dict[int, tuple[Group, np.ndarray] | None] = {}
         self._recent: list[tuple] = []
         self._priors: dict[tuple, tuple[np.ndarray, np.ndarray, bool]] = {}
         self.need = [0.0] * len(setup.classes)
 
     # --- one bound ------------------------------------------------------------------------
-    def _group(self, c: int, key: tuple) -> Group | None:
+    def _group(self, c: int, key: tuple) -> tuple[Group, np.ndarray] | None:
+        """The key's comparisons as one group of unordered row pairs (the loss
+        sup |log g_s/g_s'| is symmetric, so each pair is evaluated once), and the pair of
+        each comparison."""
         rows = self.setup.laws[c].rows(key)
         gid = id(rows)   # laws objects may share rows (windowed queries); they are kept
         if gid not in self._groups:
-            self._groups[gid] = None if not len(rows.first) else Group(
-                0, "quilt", rows.axes(), rows.table(), rows.first, rows.second,
-                tuple(range(len(rows.first))))
+            self._groups[gid] = None if not len(rows.first) else _unordered(rows)
         return self._groups[gid]
 
     def _losses(self, c: int, key: tuple, scale: float) -> np.ndarray:
         gid = id(self.setup.laws[c].rows(key))
         hit = self._loss.get(gid)
         if hit is None or hit[0] != scale:
-            group = self._group(c, key)
+            built = self._group(c, key)
             self.evaluations += 1
-            eps = np.zeros(0) if group is None else group.epsilons(
-                np.full(len(group.grids), scale))[0]   # Laplace(λ) on every coordinate
+            if built is None:
+                eps = np.zeros(0)
+            else:   # Laplace(λ) on every coordinate
+                group, pair = built
+                eps = group.epsilons(np.full(len(group.grids), scale))[0][pair]
             self._loss[gid] = hit = (scale, eps)
         return hit[1]
 
@@ -168,8 +183,8 @@ class Search:
         return best
 
     def _bisect(self, c: int, key: tuple, lo: float, hi: float) -> float:
-        group = self._group(c, key)
-        floor = scale_floor([group], self.epsilon) if group is not None else hi
+        built = self._group(c, key)
+        floor = scale_floor([built[0]], self.epsilon) if built is not None else hi
         while lo <= 0.0:
             trial = max(hi / 8.0, floor)
             if self.bound(c, key, trial) > self.limit:
@@ -210,6 +225,33 @@ class Search:
             return None, None
         c = int(np.argmax(self.need))
         return self.setup.classes[c].node, self.winner[c]
+
+    def mqm_reasons(self, whole: str = "") -> dict[str, int]:
+        """Why classes got MQM's own bound at the final scale: reason -> secret nodes
+        (``whole``: why no whole-chain laws, appended to each reason)."""
+        out: dict[str, int] = {}
+        for c, (cl, win) in enumerate(zip(self.setup.classes, self.winner, strict=True)):
+            if win == MQM:
+                why = self._why_mqm(c) + (f"; {whole}" if whole else "")
+                out[why] = out.get(why, 0) + len(cl.nodes)
+        return out
+
+    def _why_mqm(self, c: int) -> str:
+        keys = self.setup.candidates[c]
+        within = "" if self.setup.window is None else f" within distance {self.setup.window}"
+        if not keys:
+            return f"no candidate quilt{within}"
+        parts = [self._prior_part(c, key) for key in keys]
+        blocked = sum(b for _, _, b in parts)
+        priors = [float(r[ok].max()) for ok, r, b in parts if not b and ok.any()]
+        if blocked == len(keys):
+            return (f"each of the {len(keys)} candidate quilts{within} has a value possible "
+                    "under one secret only (zero transitions)")
+        if len(priors) == len(keys) - blocked and min(priors) > self.limit:
+            return (f"{blocked} of the {len(keys)} candidate quilts{within} have a value "
+                    f"possible under one secret only, the others a prior term above ε "
+                    f"(least {min(priors):.3g}): the chain mixes too slowly for the window")
+        return f"no candidate quilt{within} passes below MQM's scale"
 
     def mqm_nodes(self) -> int:
         """Secret nodes whose bound at the final scale is MQM's own."""

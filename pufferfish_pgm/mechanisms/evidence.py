@@ -138,6 +138,12 @@ class ExactQuiltEvidence(Evidence):
         joint values.
     cut_candidates : tuple
         Networks: nodes whose candidate list was cut at ``max_candidates``.
+    mqm_bound_reasons : mapping str -> int
+        Why nodes were left on MQM's own bound (the fallback when no quilt passes, the
+        trivial quilt of MQM on sticky chains): each reason with its number of secret nodes,
+        e.g. candidate quilts blocked by zero transitions, prior terms above ε within the
+        window, or no candidate passing; with why the whole-chain laws were not used. Empty
+        when no node was.
 
     Examples
     --------
@@ -162,6 +168,7 @@ class ExactQuiltEvidence(Evidence):
     window: int | None = None
     skipped_quilts: Mapping[Hashable, int] = field(default_factory=dict)
     cut_candidates: tuple = ()
+    mqm_bound_reasons: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .._budget import memory_budget
+from .._budget import describe_bytes, memory_budget
 from .._parallel import check_executor
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
@@ -48,8 +48,9 @@ from ..privacy_loss import noiseless_epsilon, scale_floor, smallest_passing_scal
 from ..privacy_loss._bisection import NOISELESS_MARGIN, SLACK
 from ..privacy_loss._pair_rows import Group
 from ..queries import Query, WindowedQuery
-from ..quilts._quilt_classes import chain_setup
-from ..quilts._quilt_laws import whole_chain_laws
+from ..quilts._chain_planner import pair_groups
+from ..quilts._quilt_classes import chain_setup, mixing_window
+from ..quilts._quilt_laws import whole_chain_cells, whole_chain_laws
 from ..quilts._quilt_network import network_setup
 from ..quilts._quilt_vector_laws import check_windowed, vector_chain_setup, window_code
 from ..secrets import Framework
@@ -72,6 +73,11 @@ class ExactQuiltMechanism(Mechanism):
         The privacy parameter ε > 0.
     max_window : int, default 256
         Chains: largest quilt distance (and open-side length) of the quilt search.
+    window_tolerance : float, default 0.005
+        Chains, scalar queries: the quilt search stops widening at the first distance d
+        whose two-sided quilts {X_{i-d}, X_{i+d}} have a prior term <= this times ε for every
+        member and pair (wider quilts could lower the bound by at most that much;
+        ``docs/exact-quilt.md``, "Window"). 0: always ``max_window``.
     max_chain_cells : int, default 10,000,000
         Chains with fixed initial laws: when the whole-chain count laws hold at most this many
         cells (Σ_θ T·k·C, C = T·max weight + 1), every node's empty quilt (its exact ε, the
@@ -103,6 +109,7 @@ class ExactQuiltMechanism(Mechanism):
     """
 
     max_window: int = 256
+    window_tolerance: float = 0.005
     max_chain_cells: int = 10_000_000
     max_quilt_assignments: int = 256
     max_window_cells: int = 16_384
@@ -117,6 +124,7 @@ class ExactQuiltMechanism(Mechanism):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
         object.__setattr__(self, "max_chain_cells",
                            positive_int("max_chain_cells", self.max_chain_cells, minimum=0))
+        object.__setattr__(self, "window_tolerance", _tolerance(self.window_tolerance))
         if not positive_finite("rtol", self.rtol) < 1.0:
             raise InvalidParameterError(f"rtol must be < 1, got {self.rtol!r}")
         if self.memory_budget is not None:
@@ -133,16 +141,17 @@ class ExactQuiltMechanism(Mechanism):
         mqm = MarkovQuiltMechanism(epsilon=self.epsilon, max_window=self.max_window,
                                    max_candidates=self.max_candidates,
                                    memory_budget=self.memory_budget).calibrate(framework, query)
-        whole = _WholeChain.build(self, framework, query) if lipschitz > 0 else None
+        whole, why = _WholeChain.build(self, framework, query) if lipschitz > 0 else (None, "")
         scale, record = (whole.run(self.epsilon, self.rtol, mqm.scale) if whole is not None
-                         else self._search(framework, query, mqm, lipschitz))
+                         else self._search(framework, query, mqm, lipschitz, why))
         return Calibration(mechanism=self.name, epsilon=self.epsilon, scale=float(scale),
                            query=query, framework=framework, evidence=ExactQuiltEvidence(
                                lipschitz=lipschitz, mqm_scale=mqm.scale, **record))
 
     def _search(self, framework: Framework, query: Query, mqm: Calibration,
-                lipschitz: float) -> tuple[float, dict]:
-        """The quilt search: its scale and evidence fields."""
+                lipschitz: float, whole: str) -> tuple[float, dict]:
+        """The quilt search: its scale and evidence fields (``whole``: why the whole-chain
+        laws were not used, said with the nodes left on MQM's bound)."""
         setup = _setup(self, framework, query, mqm)
         search = Search(setup, self.epsilon, self.rtol, lipschitz)
         scale = search.run() if lipschitz > 0 else 0.0
@@ -150,7 +159,19 @@ class ExactQuiltMechanism(Mechanism):
         return scale, {"worst_node": worst, "worst_quilt": setup.describe(key, worst),
                        "classes": len(setup.classes), "evaluations": search.evaluations,
                        "mqm_bound_nodes": search.mqm_nodes(), "window": setup.window,
-                       "skipped_quilts": setup.skipped, "cut_candidates": setup.cut}
+                       "skipped_quilts": setup.skipped, "cut_candidates": setup.cut,
+                       "mqm_bound_reasons": search.mqm_reasons(whole)}
+
+
+def _tolerance(value: Any) -> float:
+    """``window_tolerance`` as a float in [0, 1)."""
+    if value == 0 and not isinstance(value, bool):
+        return 0.0
+    out = positive_finite("window_tolerance", value)
+    if out >= 1.0:
+        raise InvalidParameterError(f"window_tolerance must be in [0, 1), got {out!r}; "
+                                    "pass e.g. window_tolerance=0.02 (0: always max_window)")
+    return out
 
 
 def _chain_weights(framework: Framework, query: Any) -> np.ndarray:
@@ -170,20 +191,22 @@ class _WholeChain:
 
     @classmethod
     def build(cls, mech: ExactQuiltMechanism, framework: Framework,
-              query: Any) -> _WholeChain | None:
-        """The groups of every member, or None where some member has no fixed initial law or
-        the laws would exceed ``mech.max_chain_cells``."""
-        if framework.scenarios.kind != "chain" or isinstance(query, WindowedQuery):
-            return None   # vector queries: the joint law of every window is out of reach
-        laws = whole_chain_laws(framework, _chain_weights(framework, query),
-                                mech.max_chain_cells)
+              query: Any) -> tuple[_WholeChain | None, str]:
+        """The groups of every member, or None and why not (empty for networks)."""
+        if framework.scenarios.kind != "chain":
+            return None, ""
+        if isinstance(query, WindowedQuery):   # the joint law of every window: out of reach
+            return None, "whole-chain laws are not used for windowed queries"
+        weights = _chain_weights(framework, query)
+        why, cells = _whole_chain_refusal(mech, framework, weights)
+        laws = None if why else whole_chain_laws(framework, weights, cells)
         if laws is None:
-            return None
+            return None, why
         names = [m.name for m in framework.scenarios]
         groups = [Group(theta, names[theta], (np.arange(rows.shape[1], dtype=float),), rows,
                         first, second, tuple(range(first.size)))
                   for theta, rows, first, second, _ in laws]
-        return cls(groups, [law[-1] for law in laws], framework.scenarios.members[0].length)
+        return cls(groups, [law[-1] for law in laws], framework.scenarios.members[0].length), ""
 
     def final(self, scale: float, limit: float) -> bool:
         """Evaluate every comparison at ``scale``: do all pass? (records the worst node)"""
@@ -220,7 +243,41 @@ class _WholeChain:
         return min(scale, upper), {
             "worst_node": self.worst[1], "worst_quilt": (), "classes": len(secret_nodes),
             "evaluations": steps, "mqm_bound_nodes": len(secret_nodes) if capped else 0,
-            "window": self.length - 1, "skipped_quilts": {}, "cut_candidates": ()}
+            "window": self.length - 1, "skipped_quilts": {}, "cut_candidates": (),
+            "mqm_bound_reasons": {"the whole-chain scale came out above MQM's (rounding)":
+                                  len(secret_nodes)} if capped else {}}
+
+
+#: Bytes per whole-chain cell at the peak: the log-mass rows, their noisy densities and the
+#: forward-backward pass's working tables (measured 24-29 on Ordonez and sticky chains).
+WHOLE_CHAIN_BYTES = 32
+#: Over ``max_chain_cells``, the whole-chain laws are still computed (within the memory
+#: budget) when no quilt within the window has a prior term below this times ε: the quilt
+#: search would then end far above the exact scale (or at MQM's).
+QUILT_PRIOR_ENOUGH = 0.05
+
+
+def _whole_chain_refusal(mech: ExactQuiltMechanism, framework: Framework,
+                         weights: np.ndarray) -> tuple[str, int]:
+    """Why the whole-chain laws are not computed ("" when they are), and their cells."""
+    members: list[Any] = list(framework.scenarios)
+    if any(m.initial_is_any for m in members):
+        return "whole-chain laws need a fixed initial law (a member has initial='any')", 0
+    cells = int(sum(whole_chain_cells(m.length, m.k, weights) for m in members))
+    if cells <= mech.max_chain_cells:
+        return "", cells
+    head = f"whole-chain laws not used: {cells:,} cells > max_chain_cells " \
+           f"{mech.max_chain_cells:,}"
+    need, budget = WHOLE_CHAIN_BYTES * cells, memory_budget(mech.memory_budget)
+    if mech.max_chain_cells == 0 or need > budget:
+        return (head if mech.max_chain_cells == 0 else f"{head} and about "
+                f"{describe_bytes(need)} > the memory budget {describe_bytes(budget)}"), cells
+    d, prior = mixing_window(members, _all_pairs(framework), mech.epsilon,
+                             _window(mech.max_window, framework), QUILT_PRIOR_ENOUGH)
+    if prior > QUILT_PRIOR_ENOUGH * mech.epsilon:
+        return "", cells   # quilts cannot come close to the exact bound here
+    return f"{head} (quilts at distance {d} have a prior term {prior:.3g} <= " \
+           f"{QUILT_PRIOR_ENOUGH}·ε)", cells
 
 
 def _check_query(query: Any, cls: Any) -> None:
@@ -240,6 +297,12 @@ def _check_query(query: Any, cls: Any) -> None:
             "for a query over part of the chain")
 
 
+def _all_pairs(framework: Framework) -> np.ndarray:
+    """The ordered state pairs of every pair group, once each."""
+    return np.unique(np.concatenate([p for _, p in pair_groups(framework)] +
+                                    [np.zeros((0, 2), dtype=np.int64)]), axis=0)
+
+
 def _window(max_window: int, framework: Framework) -> int:
     return max(1, min(max_window, framework.scenarios.members[0].length - 1))
 
@@ -257,6 +320,9 @@ def _setup(mech: ExactQuiltMechanism, framework: Framework, query: Any,
             framework, window_code(framework, query), query.width, window, nodes, sigma,
             mech.max_window_cells, mech.memory_budget)
         return Setup(classes, candidates, laws, {}, (), window)
+    if window < framework.scenarios.members[0].length - 1:   # else every node's empty quilt
+        window = mixing_window(list(framework.scenarios), _all_pairs(framework), mech.epsilon,
+                               window, mech.window_tolerance)[0]
     classes, candidates, laws = chain_setup(framework, _chain_weights(framework, query),
                                             window, nodes, sigma)
     return Setup(classes, candidates, laws, {}, (), window)

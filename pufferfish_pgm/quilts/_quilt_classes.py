@@ -30,10 +30,11 @@ import numpy as np
 from ..scenarios import MarkovChainScenario
 from ._chain_nodes import _prior_terms, convergence, support_at
 from ._chain_planner import pair_groups
+from ._influence import log_ratio, power_stack
 from ._quilt_laws import ChainBridges, ChainQuiltLaws
 
 __all__ = ["NodeClass", "chain_candidates", "chain_classes", "chain_setup", "key_shape",
-           "quilt_nodes", "window_grid"]
+           "mixing_window", "quilt_nodes", "window_grid"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,6 +83,53 @@ def window_grid(window: int) -> list[int]:
             step *= 2
         out.add(d)
     return sorted(x for x in out | {window} if x <= window)
+
+
+def _two_sided_prior(chain: MarkovChainScenario, pairs: np.ndarray, distances: list[int],
+                     length: int) -> np.ndarray:
+    """The shared class's prior term of the quilts {X_{i-d}, X_{i+d}} for each d:
+    max over the pairs and the quilt values of log P^d[u,s]/P^d[u,s'] + c(s, s') +
+    log P^d[s,v]/P^d[s',v] (``docs/exact-quilt.md``, "Window"); inf where a pair is blocked
+    or the chain never reaches its sharing point."""
+    conv = convergence(chain, length)
+    if conv is None:
+        return np.full(len(distances), np.inf)
+    powers = power_stack(chain.transition, max(distances) + 1)[distances]
+    s, s2 = pairs[:, 0], pairs[:, 1]
+    keep = conv.support[s] & conv.support[s2]
+    s, s2 = s[keep], s2[keep]
+    if not s.size:
+        return np.zeros(len(distances))
+    left = log_ratio(powers[:, :, s], powers[:, :, s2])            # (D, u, m)
+    left = np.where(conv.support[None, :, None], left, -np.inf).max(axis=1)
+    right = log_ratio(powers[:, s, :], powers[:, s2, :]).max(axis=2)   # (D, m)
+    return (left + conv.prior[s, s2][None] + right).max(axis=1)
+
+
+def mixing_window(members: Sequence, pairs: np.ndarray, epsilon: float, window: int,
+                  tolerance: float) -> tuple[int, float]:
+    """The smallest grid distance d <= ``window`` at which every member's two-sided quilts
+    {X_{i-d}, X_{i+d}} of the shared class have a prior term <= ``tolerance``·ε (``window``
+    when none has, or ``tolerance`` is 0), and that prior term at d. Wider quilts can gain
+    at most that much in the bound, so the search stops there (``docs/exact-quilt.md``,
+    "Window").
+
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> mc = MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 1000)
+    >>> pairs = np.array([[0, 1], [1, 0]])
+    >>> d, prior = mixing_window([mc], pairs, 1.0, 256, 0.01)
+    >>> d, bool(prior <= 0.01)
+    (20, True)
+    >>> mixing_window([mc], pairs, 1.0, 256, 0.0)[0]
+    256
+    """
+    if not len(pairs):
+        return window, 0.0
+    grid = window_grid(window)
+    worst = np.max([_two_sided_prior(m, pairs, grid, m.length) for m in members], axis=0)
+    ok = np.flatnonzero((worst <= tolerance * epsilon) & (tolerance > 0.0))
+    at = int(ok[0]) if ok.size else len(grid) - 1
+    return grid[at], float(worst[at])
 
 
 def _share_from(members: Sequence, length: int, window: int) -> int:

@@ -195,9 +195,9 @@ class ChainQuiltLaws:
         count = 0
         for theta, br in enumerate(self.bridges):
             left, right = self._sides(key, br)
-            index: dict[tuple, int] = {}
+            index: list[tuple] = []
             parts.append(self._compare(theta, key, left, right, index, count))
-            jobs.append((br, left, right, list(index)))
+            jobs.append((br, left, right, index))
             count += len(index)
         return parts, jobs, count
 
@@ -209,9 +209,9 @@ class ChainQuiltLaws:
                           lambda: _law_table(jobs, count, width))
 
     def _compare(self, theta: int, key: tuple, left: np.ndarray, right: np.ndarray,
-                 index: dict, offset: int) -> tuple:
-        """Comparisons of one θ; numbers the rows they use (u, s, v) in ``index`` from
-        ``offset`` on."""
+                 index: list, offset: int) -> tuple:
+        """Comparisons of one θ; the rows they use, (u, s, v), are appended to ``index`` and
+        numbered from ``offset`` on."""
         tl, tr = logsumexp(left, axis=-1), logsumexp(right, axis=-1)   # (kl, k), (k, kr)
         open_left = key[0] in ("right", "empty")
         s, s2 = self.pairs[:, 0], self.pairs[:, 1]
@@ -224,8 +224,8 @@ class ChainQuiltLaws:
             r0 = (tr[s[m], v] - tr[s2[m], v])
         else:
             r0 = (tl[u, s[m]] - tl[u, s2[m]]) + (tr[s[m], v] - tr[s2[m], v])
-        first = _row_ids(u, s[m], v, index, offset)
-        second = _row_ids(u, s2[m], v, index, offset)
+        first, second = _row_ids(u, s[m], s2[m], v, left.shape[1], right.shape[1], index,
+                                 offset)
         bm, bu, _ = np.nonzero(_finite(one) & ~_finite(two))
         blockers = np.stack([np.full(bm.size, theta), np.where(open_left, -1, bu), s[bm],
                              s2[bm]], axis=1)
@@ -245,13 +245,16 @@ def quilt_rows(key: tuple, parts: list[tuple], grids: tuple,
                      prior=key[0] in ("two", "left"), grids=grids if len(grids) > 1 else ())
 
 
-def _row_ids(us: np.ndarray, ss: np.ndarray, vs: np.ndarray, index: dict,
-             offset: int) -> np.ndarray:
-    """Row numbers of the laws (u, s, v), new ones numbered from ``offset + len(index)``."""
-    keys = list(zip(us.tolist(), ss.tolist(), vs.tolist(), strict=True))
-    for key in keys:
-        index.setdefault(key, offset + len(index))
-    return np.array([index[key] for key in keys], dtype=np.int64)
+def _row_ids(us: np.ndarray, ss: np.ndarray, s2s: np.ndarray, vs: np.ndarray, k: int,
+             kr: int, index: list, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row numbers of the laws (u, s, v) and (u, s', v) of each comparison: the distinct
+    triples (sorted) are appended to ``index`` and numbered from ``offset`` on."""
+    codes = np.concatenate([(us * k + ss) * kr + vs, (us * k + s2s) * kr + vs])
+    unique, inverse = np.unique(codes, return_inverse=True)
+    u, rest = np.divmod(unique, k * kr)
+    index.extend(zip(u.tolist(), *(x.tolist() for x in np.divmod(rest, kr)), strict=True))
+    ids = offset + inverse.ravel()
+    return ids[:us.size], ids[us.size:]
 
 
 def _law_table(jobs: list[tuple], count: int, width: int) -> np.ndarray:
