@@ -280,3 +280,17 @@ def test_partial_cut_scan_equals_the_full_scan(seed, k, n, scale):
     ok = np.isfinite(x)
     s = x + np.arange(n) / scale
     assert _first_cut(s, ok, -10.0).tolist() == _full_scan_cut(s, ok, -10.0).tolist()
+
+
+def test_a_long_chain_is_refused_from_its_sizes_before_any_pair_is_built(monkeypatch):
+    # issue 19 item 7: T = 100,000 ran for 25 s (minutes under load) before refusing; the
+    # forward rows can hold up to 8 k (T + T(T+1)/2) bytes = 160 GB here (k = 4), far above
+    # a 1 GB budget, so it is refused before the pairs, weights or any law exist
+    monkeypatch.setenv("PUFFERFISH_PGM_MEMORY_BUDGET", "1GB")
+    p = np.full((4, 4), 0.25)
+    fw = pp.Framework(pp.MarkovChainScenario(p, "stationary", 100_000))
+    built = []
+    monkeypatch.setattr(type(fw), "pairs", property(lambda self: built.append(1) or ()))
+    with pytest.raises(LimitExceededError, match="forward count rows"):
+        pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, pp.Count(0))
+    assert not built

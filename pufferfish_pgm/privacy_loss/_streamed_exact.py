@@ -33,12 +33,18 @@ from typing import Any
 
 import numpy as np
 
+from .._budget import check_allocation
 from .._parallel import run_map
 from ..distributions._log_space import logsumexp
 from ..errors import LimitExceededError
 from ..queries import Count, LinearQuery, fixed_start_variants
 from ..queries._packed_weights import pack_queries
-from ..queries._truncated_count_law import LOG_DELTA, loss_error_bound, stream_node_laws
+from ..queries._truncated_count_law import (
+    LOG_DELTA,
+    forward_bytes,
+    loss_error_bound,
+    stream_node_laws,
+)
 from ..scenarios import MarkovChainScenario
 from ..secrets import SkippedPair, check_possible
 from ._audit_report import AuditReport, PairAudit
@@ -82,10 +88,13 @@ class ChainStream:
 def chain_streams(framework: Any, query: Any) -> list[ChainStream] | None:
     """The streams of a framework, or None when it is not a class of fixed-start chains with
     a Count or LinearQuery and every pair's secrets on one shared node."""
-    if not isinstance(query, (Count, LinearQuery)) or not framework.pairs:
+    if not isinstance(query, (Count, LinearQuery)):
         return None
     scenarios = framework.scenarios
     if not all(isinstance(m, MarkovChainScenario) and not m.initial_is_any for m in scenarios):
+        return None
+    _check_size_early(scenarios, query)
+    if not framework.pairs:
         return None
     nodes: dict[int, list] = {}
     for pair in framework.pairs:
@@ -115,6 +124,38 @@ def _coded(variant: MarkovChainScenario, nodes: dict) -> dict:
                 for s in {x for _, a, b in pairs for x in (a, b)}}
         out[node] = tuple((p, code[a], code[b]) for p, a, b in pairs)
     return out
+
+
+def _check_size_early(scenarios: Any, query: Any) -> None:
+    """:func:`check_stream_sizes` before the pairs and weights are built (seconds at
+    T = 100,000), on a lower bound of its figure: per chain ``8 k (T + n(n + 1)/2)`` bytes for
+    a query that weighs the states of its ``n`` nodes unequally (a packed weight is then >= 1
+    on each, and the prefix sums are least with those nodes last). Above the budget, the exact
+    figure is too, so the answer is the same."""
+    weight = dict(query.weights)
+    unequal = [m for m in scenarios if len({weight.get(s, 0) for s in m.states}) > 1]
+    if not unequal:
+        return
+    counted = len(query.node_list(scenarios))
+    big = max(unequal, key=lambda m: m.k * m.length)
+    check_allocation(8 * big.k * (big.length + counted * (counted + 1) // 2),
+                     what=f"the forward count rows of chain {big.name!r} (T={big.length:,}, "
+                          f"k={big.k}, held while its laws stream; at most this much, fewer "
+                          "where the cuts remove counts)")
+
+
+def check_stream_sizes(streams: list[ChainStream]) -> None:
+    """Refuse, from the sizes alone, streams whose forward rows could pass the memory budget
+    (:func:`~pufferfish_pgm.queries._truncated_count_law.forward_bytes`: the uncut rows, a
+    proven upper bound of what one stream holds); the same answer whatever the load."""
+    if not streams:
+        return
+    big = max(streams, key=lambda s: forward_bytes(s.weights))
+    length, k = big.weights.shape
+    check_allocation(forward_bytes(big.weights),
+                     what=f"the forward count rows of chain {big.scenario.name!r} (T={length:,}, "
+                          f"k={k}, held while its laws stream; at most this much, fewer where "
+                          "the cuts remove counts)")
 
 
 def cut_level(length: int, epsilon: float | None) -> float:
@@ -259,6 +300,7 @@ def streamed_audit(framework: Any, streams: list[ChainStream], scale: float, nam
     """The exact audit at ``scale``, streamed node by node (laws cut for that scale: each
     pair's ε is at most :func:`loss_error_bound` below the stored audit's value, besides the
     float rounding both share)."""
+    check_stream_sizes(streams)
     done, _ = _audited(streams, scale, None, 0.0, executor)
     entries, skipped = _entries(streams, done)
     check_possible(framework.pairs, {x for e in entries for x in (e.pair.first, e.pair.second)})
@@ -288,6 +330,7 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
                          executor: Any = None) -> StreamedResult | None:
     """Exact scale and final audit by streaming (None: no failing scale was found by the
     generating-function limits, e.g. when no noise may be needed; use the stored path)."""
+    check_stream_sizes(streams)
     span = max(float(s.step) * float(s.weights.max(axis=1).sum()) for s in streams)
     lower = failing_scale([s.mgf_task() for s in streams], epsilon, max(span, 1.0) / epsilon)
     if lower is None:

@@ -44,12 +44,29 @@ from .._budget import describe_bytes, memory_budget
 from ..errors import LimitExceededError
 from ._count_engine import ChainSteps, backward, convolve, count_lift, forward
 
-__all__ = ["LOG_DELTA", "keep_bounds", "loss_error_bound", "stream_node_laws"]
+__all__ = ["LOG_DELTA", "forward_bytes", "keep_bounds", "loss_error_bound", "stream_node_laws"]
 
 #: Log of the relative mass one cut may drop (about 1e-20).
 LOG_DELTA = -46.0
 #: Rows are cut every this many steps (a row cut later is only wider, never wrong).
 CUT_EVERY = 8
+
+
+def forward_bytes(weights: np.ndarray) -> int:
+    """Most bytes the forward rows of :func:`stream_node_laws` can hold on a chain with these
+    weights (T, k): the uncut rows, ``Σ_t k (1 + Σ_{u<=t} max_s w[u, s])`` float64 values.
+    Cuts only shrink rows, so this bounds the held rows from the sizes alone, before any law
+    is computed; on sticky chains at large scales the cuts remove almost nothing and the
+    rows come close to it.
+
+    Examples
+    --------
+    >>> forward_bytes(np.array([[0, 1]] * 3))        # 2 states x (2 + 3 + 4) counts x 8 bytes
+    144
+    """
+    w = np.asarray(weights, dtype=np.int64)
+    widths = 1 + np.cumsum(w.max(axis=1))
+    return int(w.shape[1] * int(widths.sum()) * 8)
 
 
 def loss_error_bound(length: int, log_delta: float = LOG_DELTA) -> float:
