@@ -10,6 +10,8 @@ Cases:
   |Θ| = 4 random chains (stationary starts), every pair on every node, count of state 1
   (streamed: the laws are never all held; ``exact-1440-stored`` holds them, the old path).
 * ``exact-4320``, ``exact-10080``: the same at three days and a week of minutes.
+* ``exact-sticky-<T>``: the sticky class of issue 21 (rows 0.9 I + 0.1 Dirichlet(1), k = 10,
+  |Θ| = 4, count of state 0, every pair): scales of 27 where the cuts remove little.
 * ``mqm-<network>``: MQM with secrets on every node of a real network, count of its most
   common state over the nodes that have it (win95pts, hepar2, andes).
 * ``exact-andes-1``: the exact count law on andes given one secret (per-secret cost).
@@ -36,17 +38,21 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "models-real"
 CASES = ["exact-1440", "exact-1440-stored", "exact-1440-pool", "exact-1440-dask", "exact-4320",
          "exact-10080", "mqm-win95pts", "mqm-hepar2", "mqm-andes", "exact-andes-1", "release-1m",
-         "release-1m-dask"]
+         "release-1m-dask", "exact-sticky-1440", "exact-sticky-2880"]
 
 
-def _chain_framework(length: int, k: int = 10, n: int = 4):
+def _chain_framework(length: int, k: int = 10, n: int = 4, sticky: bool = False):
+    """Benign class (rows Dirichlet(2)), or the sticky class of issue 21 (rows 0.9 I + 0.1
+    Dirichlet(1), like activity chains fitted from real logs)."""
     import numpy as np
 
     import pufferfish_pgm as pp
 
     rng = np.random.default_rng(0)
-    chains = [pp.MarkovChainScenario(rng.dirichlet(np.full(k, 2.0), size=k), "stationary",
-                                     length, name=f"theta{i}") for i in range(n)]
+    rows = ((lambda: 0.9 * np.eye(k) + 0.1 * rng.dirichlet(np.ones(k), size=k)) if sticky
+            else (lambda: rng.dirichlet(np.full(k, 2.0), size=k)))
+    chains = [pp.MarkovChainScenario(rows(), "stationary", length, name=f"theta{i}")
+              for i in range(n)]
     return pp.Framework(pp.ScenarioClass(chains))
 
 
@@ -96,6 +102,12 @@ def _release(kind: str) -> str:
 def run_case(case: str) -> str:
     import pufferfish_pgm as pp
 
+    if case.startswith("exact-sticky-"):      # issue 21: sticky class, Count(0), all pairs
+        fw = _chain_framework(int(case.rpartition("-")[2]), sticky=True)
+        cal = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, pp.Count(0))
+        ev = cal.evidence
+        return (f"scale {cal.scale:.9f}, failing bracket {ev.lower_bracket:.9f}, audit "
+                f"{ev.audit.epsilon:.12f} on {len(ev.audit.pairs):,} pairs")
     name, _, kind = case.partition("-")[2].partition("-")
     if case.startswith("exact-") and name.isdigit():
         fw = _chain_framework(int(name))
