@@ -1,9 +1,10 @@
 """Data-evolution scenarios, the attacker's beliefs (DESIGN §1, §3.3): Bayesian networks from pgmpy
 or model files (the only module that imports pgmpy is ``_pgmpy``), Markov chains with fixed,
 stationary or arbitrary starts, finite classes of them, fitting chains from data and the
-bundled model files.
+bundled model files; builders from contact graphs and household tables.
 """
 
+from ._builders import contagion, households
 from ._event_files import read_ordonez
 from ._events import sequences_from_events
 from ._model_files import DEFAULT_MODEL, default_model_path, load_scenarios, save_chain_class
@@ -17,7 +18,9 @@ __all__ = [
     "Scenario",
     "ScenarioClass",
     "as_class",
+    "contagion",
     "default_model_path",
+    "households",
     "load_scenarios",
     "read_ordonez",
     "save_chain_class",
