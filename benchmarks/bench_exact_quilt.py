@@ -12,14 +12,28 @@
    ``max_chain_cells``) and the quilt search only, with the realised ε of both (exact audit)
    and the seconds of each mechanism.
 
+3. ``--table``: the chains users fit (issue 21): the Ordóñez chains of both homes at 10- and
+   1-minute slots (``read_ordonez(repair=True)``, ``sequences_from_events(fill="Idle")``,
+   ``MarkovChainScenario.fit``, stationary start, one day; count of the most frequent non-idle
+   activity) and the sticky class (4 chains, rows 0.9·I + 0.1·Dirichlet(1), k = 10, Count(0))
+   at T = 1,440 and 10^6, ε = 1: CPU seconds (``time.process_time``) and peak RSS of
+   ExactQuilt, MQM and global exact (not at 10^6), each in its own process.
+
 Run: ``python benchmarks/bench_exact_quilt.py [--skip-long] [--long-length T] [--length T]
-[--chains N]``.
+[--chains N]``, or ``OMP_NUM_THREADS=1 python benchmarks/bench_exact_quilt.py --table
+[--data FOLDER]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
+import subprocess
+import sys
 import time
+import warnings
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 
@@ -100,13 +114,73 @@ def _sticky_chains(length: int, count: int) -> None:
               f"{np.median(r[:, 4]):.2f} (max {r[:, 4].max():.2f})")
 
 
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data-real"
+MECHANISMS = {"ExactQuilt": pp.ExactQuiltMechanism, "MQM": pp.MarkovQuiltMechanism,
+              "exact": pp.ExactLaplaceMechanism}
+CASES = [("Ordonez A 10min", None), ("Ordonez B 10min", None), ("Ordonez A 1min", None),
+         ("Ordonez B 1min", None), ("sticky k=10", 1440), ("sticky k=10", 10**6)]
+
+
+def _case(name: str, length: int | None, data: Path) -> tuple[pp.Framework, pp.Query]:
+    if name.startswith("sticky"):
+        rng = np.random.default_rng(0)
+        chains = [pp.MarkovChainScenario(0.9 * np.eye(10) + 0.1 * rng.dirichlet(np.ones(10),
+                                         size=10), "stationary", length, name=f"s{j}")
+                  for j in range(4)]
+        return pp.Framework(pp.ScenarioClass(chains)), pp.Count(0)
+    _, home, slot = name.split()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the repair's report of what it changed
+        wide = pp.sequences_from_events(pp.read_ordonez(data / f"Ordonez{home}_ADLs.txt",
+                                                        repair=True), slot=slot, fill="Idle")
+    chain = pp.MarkovChainScenario.fit(wide, initial="stationary", name=f"Ordonez{home}")
+    counts = Counter(v for row in wide.itertuples(index=False) for v in row)
+    state = next(s for s, _ in counts.most_common() if s != "Idle")
+    return pp.Framework(chain.with_length(wide.shape[1])), pp.Count(state)
+
+
+def _one(name: str, length: int | None, mech: str, data: Path) -> None:
+    """One calibration in this process: prints scale, CPU s, peak MB and the evidence."""
+    fw, query = _case(name, length, data)
+    start = time.process_time()
+    cal = MECHANISMS[mech](epsilon=1.0).calibrate(fw, query)
+    cpu = time.process_time() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    ev = cal.evidence
+    note = f"window {ev.window}, {ev.classes} classes, MQM-bound nodes {ev.mqm_bound_nodes}" \
+        if mech == "ExactQuilt" else ""
+    member = fw.scenarios.members[0]
+    print(f"| {name} | {member.k} | {member.length:,} | {mech} | {cal.scale:.6g} | {cpu:.1f} | "
+          f"{peak:.0f} | {note} |", flush=True)
+
+
+def _table(data: Path) -> None:
+    print("| chain | k | T | mechanism | scale | CPU s | peak MB | notes |\n|---|---|---|---|---|"
+          "---|---|---|", flush=True)
+    for name, length in CASES:
+        for mech in MECHANISMS:
+            if mech == "exact" and length == 10**6:
+                continue
+            subprocess.run([sys.executable, __file__, "--one", name, str(length or 0), mech,
+                            "--data", str(data)], check=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", action="store_true")
+    parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--skip-long", action="store_true")
     parser.add_argument("--long-length", type=int, default=10**6)
     parser.add_argument("--length", type=int, default=1440)
     parser.add_argument("--chains", type=int, default=20)
     args = parser.parse_args()
+    if args.one:
+        _one(args.one[0], int(args.one[1]) or None, args.one[2], args.data)
+        return
+    if args.table:
+        _table(args.data)
+        return
     _bundled()
     if not args.skip_long:
         _long_chain(args.long_length)

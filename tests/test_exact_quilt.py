@@ -133,6 +133,77 @@ def test_whole_chains_within_the_cell_budget_get_the_global_exact_scale() -> Non
     assert _realised(fw, Count(1), cal.scale) <= 1.0 + SLACK
 
 
+SLOW = [[0.99, 0.01], [0.02, 0.98]]   # mixes in ~100 steps: no quilt within 8 steps helps
+
+
+def test_slow_chains_over_the_cell_cap_still_get_the_whole_chain_laws() -> None:
+    # Issue 21: the Ordonez chains at 1-minute slots fell back to MQM's 1,440 because their
+    # whole-chain laws (20.7 M cells) exceeded max_chain_cells and no quilt within
+    # max_window had a prior term below ε. Over the cap, the laws are now still used when they
+    # fit the memory budget and no quilt in the window comes within 0.05·ε of it.
+    fw = Framework(MarkovChainScenario(SLOW, "stationary", 60))
+    cal = ExactQuiltMechanism(epsilon=1.0, max_window=8, max_chain_cells=100).calibrate(
+        fw, Count(1))
+    exact = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1)).scale
+    assert cal.scale == pytest.approx(exact, rel=1e-8)    # 39.92 (MQM, before: 60)
+    assert cal.evidence.window == 59 and cal.evidence.mqm_bound_reasons == {}
+    assert _realised(fw, Count(1), cal.scale) <= 1.0 + SLACK
+
+
+def test_the_evidence_says_why_nodes_kept_mqms_bound() -> None:
+    fw = Framework(MarkovChainScenario(SLOW, "stationary", 60))
+    cal = ExactQuiltMechanism(epsilon=1.0, max_window=8, max_chain_cells=0).calibrate(
+        fw, Count(1))
+    assert cal.scale == cal.evidence.mqm_scale == 60.0
+    (why, nodes), = cal.evidence.mqm_bound_reasons.items()
+    assert nodes == 60 and "prior term" in why and "mixes too slowly" in why
+    assert "7,320 cells > max_chain_cells 0" in why       # 60 nodes · 2 states · 61 counts
+    small = ExactQuiltMechanism(epsilon=1.0, max_window=8, max_chain_cells=100,
+                                memory_budget="100kB").calibrate(fw, Count(1))
+    assert "memory budget" in next(iter(small.evidence.mqm_bound_reasons))
+    periodic = Framework(MarkovChainScenario([[0, 1], [1, 0]], [0.5, 0.5], 60))
+    blocked = ExactQuiltMechanism(epsilon=1.0, max_window=8, max_chain_cells=0).calibrate(
+        periodic, Count(1)).evidence.mqm_bound_reasons
+    assert list(blocked.values()) == [60] and "zero transitions" in next(iter(blocked))
+
+
+def test_the_window_stops_where_the_prior_term_is_below_the_tolerance() -> None:
+    # STICKY (eigenvalue 0.8, uniform π) has P^d[u, s] = (1 ± 0.8^d)/2, so the two-sided
+    # prior term is 2·log((1 + 0.8^d)/(1 - 0.8^d)) ~ 4·0.8^d: on the grid 1..8, 10, ..., 32
+    # it is first <= 0.005 at d = 32 (0.0032; 0.0077 at 28) and <= 0.2 at d = 14 (0.176;
+    # 0.275 at 12).
+    fw = Framework(MarkovChainScenario(STICKY, "stationary", 400))
+    exact = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, Count(1)).scale
+    for tolerance, window in ((0.005, 32), (0.2, 14)):
+        cal = ExactQuiltMechanism(epsilon=1.0, max_window=64, max_chain_cells=0,
+                                  window_tolerance=tolerance).calibrate(fw, Count(1))
+        assert cal.evidence.window == window
+        assert exact <= cal.scale <= (1 + 2 * tolerance) * exact
+    with pytest.raises(InvalidParameterError, match="window_tolerance"):
+        ExactQuiltMechanism(epsilon=1.0, window_tolerance=1.5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 6), st.integers(6, 12), st.sampled_from(
+    ["sticky", "zeros", "dirichlet"]), st.integers(2, 6), st.sampled_from([0.005, 0.3]),
+    st.sampled_from([0, 50, 10**7]))
+def test_random_chains_pass_the_exact_audit_and_stay_below_mqm(
+        seed, k, length, kind, window, tolerance, cells) -> None:
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(k), size=k)
+    if kind == "sticky":
+        p = 0.9 * np.eye(k) + 0.1 * p
+    elif kind == "zeros":   # zero transitions, every state still reachable from itself
+        p = np.where(rng.random((k, k)) < 0.5, 0.0, p) + np.eye(k) * 1e-3
+        p /= p.sum(axis=1, keepdims=True)
+    chains = [MarkovChainScenario(p, "stationary", length, name="a"),
+              MarkovChainScenario(0.5 * p + 0.5 * np.eye(k), [1.0] + [0.0] * (k - 1), length,
+                                  name="b")]
+    fw = Framework(ScenarioClass(chains))
+    _check(fw, Count(int(rng.integers(k))), float(rng.uniform(0.3, 3.0)), max_window=window,
+           window_tolerance=tolerance, max_chain_cells=cells)
+
+
 # ----------------------------------------------------------------------------- properties
 # Random chains (classes, fixed and "any" starts, counts and integer LinearQuery) and networks,
 # with the default limits and with tiny ones (max_window=2, max_chain_cells=0,

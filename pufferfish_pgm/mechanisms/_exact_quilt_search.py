@@ -229,29 +229,33 @@ class Search:
     def mqm_reasons(self, whole: str = "") -> dict[str, int]:
         """Why classes got MQM's own bound at the final scale: reason -> secret nodes
         (``whole``: why no whole-chain laws, appended to each reason)."""
-        out: dict[str, int] = {}
+        found: dict[str, list] = {}
         for c, (cl, win) in enumerate(zip(self.setup.classes, self.winner, strict=True)):
             if win == MQM:
-                why = self._why_mqm(c) + (f"; {whole}" if whole else "")
-                out[why] = out.get(why, 0) + len(cl.nodes)
-        return out
+                why, least = self._why_mqm(c)
+                entry = found.setdefault(why, [0, np.inf])
+                entry[0] += len(cl.nodes)
+                entry[1] = min(entry[1], least)
+        tail = f"; {whole}" if whole else ""
+        return {why + (f" (least {least:.3g})" if np.isfinite(least) else "") + tail: nodes
+                for why, (nodes, least) in found.items()}
 
-    def _why_mqm(self, c: int) -> str:
+    def _why_mqm(self, c: int) -> tuple[str, float]:
+        """Why class c has no passing quilt, and its least prior term (inf: none)."""
         keys = self.setup.candidates[c]
         within = "" if self.setup.window is None else f" within distance {self.setup.window}"
         if not keys:
-            return f"no candidate quilt{within}"
+            return f"no candidate quilt{within}", np.inf
         parts = [self._prior_part(c, key) for key in keys]
-        blocked = sum(b for _, _, b in parts)
         priors = [float(r[ok].max()) for ok, r, b in parts if not b and ok.any()]
-        if blocked == len(keys):
-            return (f"each of the {len(keys)} candidate quilts{within} has a value possible "
-                    "under one secret only (zero transitions)")
-        if len(priors) == len(keys) - blocked and min(priors) > self.limit:
-            return (f"{blocked} of the {len(keys)} candidate quilts{within} have a value "
-                    f"possible under one secret only, the others a prior term above ε "
-                    f"(least {min(priors):.3g}): the chain mixes too slowly for the window")
-        return f"no candidate quilt{within} passes below MQM's scale"
+        if all(b for _, _, b in parts):
+            return (f"every candidate quilt{within} has a value possible under one secret "
+                    "only (zero transitions)"), np.inf
+        if len(priors) == sum(not b for _, _, b in parts) and min(priors) > self.limit:
+            return (f"every candidate quilt{within} has a value possible under one secret "
+                    "only or a prior term log P(x_Q|s)/P(x_Q|s') above ε: the chain mixes "
+                    "too slowly for the window"), min(priors)
+        return f"no candidate quilt{within} passes below MQM's scale", np.inf
 
     def mqm_nodes(self) -> int:
         """Secret nodes whose bound at the final scale is MQM's own."""
