@@ -194,3 +194,21 @@ def test_household_plan_is_local() -> None:
     assert "h8.parent" in entry.remote and "h7.child0" not in entry.remote
     # σ_max is at most a household's 3 people over ε (their empty quilt), never 2,500 / ε
     assert cal.scale <= 3.0
+
+
+def test_household_survey_example() -> None:
+    """The example: entry DP leaks more than its ε, exact and MQM keep it, group DP adds the
+    whole population's range."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "household_survey.py"
+    spec = importlib.util.spec_from_file_location("household_survey", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results = module.main(epsilon=1.0, households=60)
+    assert results["EntryDP"][1] > 1.0
+    assert results["ExactLaplace"][1] <= 1.0 + 1e-9 and results["MarkovQuilt"][1] <= 1.0
+    assert results["ExactLaplace"][0] <= results["MarkovQuilt"][0] <= 4.0
+    assert results["GroupDP"][0] == 180.0     # 20 households each of 2, 3, 4 people: 180 / ε
