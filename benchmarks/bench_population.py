@@ -66,7 +66,8 @@ def run_one(kind: str, n: int, mechanism: str) -> dict:
     try:
         if mechanism == "audit-entry-dp":
             cal = pp.EntryDPMechanism(epsilon=1.0).calibrate(fw, query)
-            out["result"] = f"scale {cal.scale:.4g}: real ε {pp.audit(fw, query, cal.scale).epsilon:.4g}"
+            real = pp.audit(fw, query, cal.scale).epsilon
+            out["result"] = f"scale {cal.scale:.4g}: real ε {real:.4g}"
         else:
             mech = (pp.ExactLaplaceMechanism(epsilon=1.0) if mechanism == "exact"
                     else pp.MarkovQuiltMechanism(epsilon=1.0))
