@@ -687,8 +687,6 @@ def test_parsing_imports_nothing_heavy(argv):
     assert _imported_after_parsing(argv, heavy) == "[]"
 
 
-@pytest.mark.xfail(reason="pufferfish_pgm/__init__.py imports every mechanism, and "
-                          "mechanisms/geo.py imports scipy: the package, not the CLI, loads it")
 def test_parsing_imports_no_scipy():
     assert _imported_after_parsing(["--version"], {"scipy"}) == "[]"
 
@@ -709,3 +707,15 @@ def test_version_comes_from_the_installed_package(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         main(["--version"])
     assert capsys.readouterr().out.strip() == f"pufferfish_pgm {pp.__version__}"
+
+
+@pytest.mark.parametrize("mechanism", ["mqm", "exact"])
+def test_a_billion_steps_is_refused_up_front_in_one_line(capsys, monkeypatch, mechanism):
+    # issue 19, new user: --length 10^9 ran until the OS killed it at 20.8 GB. With a 1 GB
+    # budget the sizes refuse it before any T-long structure exists (MQM: the table of
+    # possible states, 10^9 x (2k + 120) bytes = 119 GiB; exact: its forward count rows)
+    monkeypatch.setenv("PUFFERFISH_PGM_MEMORY_BUDGET", "1GB")
+    code = main(["calibrate", "--mechanism", mechanism, "--length", "1000000000"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "1,000,000,000" in err and "more than the memory budget" in err

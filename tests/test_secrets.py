@@ -321,7 +321,7 @@ def test_all_pairs_framework_is_lazy_and_its_codes_match_the_pair_objects() -> N
         want = [(p.first.node, scenario.state_index(p.first.node, p.first.state),
                  scenario.state_index(p.first.node, p.second.state)) for p in fw.pairs]
         assert list(zip(list(nodes), first.tolist(), second.tolist(), strict=True)) == want
-        assert fw.secret_nodes == scenario.nodes
+        assert fw.secret_nodes == tuple(scenario.nodes)
         assert fw.pairs_of(scenario.nodes[1]) == tuple(
             p for p in fw.pairs if p.first.node == scenario.nodes[1])
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ __all__ = ["DEMO_STATE"]
 DEMO_STATE = "walk"
 
 
-def _coerce(value: str, options: tuple) -> Any:
+def _coerce(value: str, options: Sequence) -> Any:
     """Map a command-line string to the model's own node or state name (any hashable)."""
     for o in options:
         if str(o) == value:
@@ -145,23 +145,24 @@ def _count(text: str, cls: ScenarioClass, nodes: tuple | None) -> Count:
     """``Count`` of a state; without explicit ``nodes``, over the nodes that have the state."""
     if nodes is not None:
         return Count(_coerce(text, cls.states_of(nodes[0])), nodes)
+    looked = cls.nodes[:1] if cls.kind == "chain" else cls.nodes   # a chain's steps agree
     having = []
     state: Any = text
-    for v in cls.nodes:
+    for v in looked:
         match = [s for s in cls.states_of(v) if str(s) == text]
         if match:
             having.append(v)
             state = match[0]
     if not having:
         seen: dict = {}
-        for v in cls.nodes:
+        for v in looked:
             for s in cls.states_of(v):
                 seen[s] = seen.get(s, 0) + 1
         common = sorted(seen, key=lambda s: -seen[s])
         raise UnknownStateError(
             f"no node has state {text!r}; states that exist include "
             f"{', '.join(map(str, common[:8]))}{', ...' if len(common) > 8 else ''}")
-    return Count(state, None if len(having) == len(cls.nodes) else tuple(having))
+    return Count(state, None if len(having) == len(looked) else tuple(having))
 
 
 def _table(header: list[str], rows: list[list]) -> str:

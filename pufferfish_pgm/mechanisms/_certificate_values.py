@@ -21,7 +21,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -59,7 +59,7 @@ def plain(x: Any) -> Any:
                            "node and state names must be strings, numbers or tuples of them")
 
 
-def lookup(value: Any, options: tuple, what: str) -> Any:
+def lookup(value: Any, options: Sequence, what: str) -> Any:
     """The model's own name whose JSON form is ``value``."""
     for o in options:
         if plain(o) == value and type(plain(o)) is type(value):

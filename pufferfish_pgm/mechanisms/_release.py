@@ -28,7 +28,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -108,7 +108,7 @@ def _table_rows(cls: ScenarioClass, frame: Any) -> np.ndarray:
     return rows
 
 
-def _from_mapping(nodes: tuple, record: Mapping, row: int) -> list:
+def _from_mapping(nodes: Sequence, record: Mapping, row: int) -> list:
     known = set(nodes)
     unknown = [k for k in record if k not in known]
     if unknown:
@@ -168,7 +168,7 @@ def encode_rows(cls: ScenarioClass, rows: Any, first: int = 0) -> np.ndarray:
     return codes
 
 
-def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: tuple,
+def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: Sequence,
                first: int = 0) -> np.ndarray:
     flat = values.ravel()
     lookup = {s: i for i, s in enumerate(states)}

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.linalg import solve_banded  # type: ignore[import-untyped]
 
 from .._budget import check_allocation
 from .._parallel import check_executor
@@ -120,6 +119,9 @@ def row_sums(gamma: float, length: int) -> np.ndarray:
     >>> row_sums(0.25, 2).tolist()    # [[1, -.25], [-.25, 1]] x = 1: x = 1 / 0.75
     [1.3333333333333333, 1.3333333333333333]
     """
+    # imported here: importing the package (and the CLI's --version) needs no scipy
+    from scipy.linalg import solve_banded  # type: ignore[import-untyped]
+
     check_allocation(4 * 8 * length, what=f"the GK16 row sums over T = {length} slots")
     bands = np.zeros((3, length))
     bands[0, 1:] = bands[2, :-1] = -gamma

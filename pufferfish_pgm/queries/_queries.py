@@ -19,7 +19,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -58,7 +58,7 @@ class Query(Protocol):
     @property
     def nodes(self) -> tuple | None: ...
 
-    def node_list(self, scenarios: ScenarioClass | Scenario) -> tuple:
+    def node_list(self, scenarios: ScenarioClass | Scenario) -> Sequence:
         """The nodes the query sums over, checked against the model, in model order."""
         ...
 
@@ -95,9 +95,10 @@ class WeightedQuery(Query, Protocol):
         ...
 
 
-def _nodes(cls: ScenarioClass, nodes: tuple | None) -> tuple:
+def _nodes(cls: ScenarioClass, nodes: tuple | None) -> Sequence:
     if nodes is None:
-        return tuple(cls.nodes)
+        nodes_all = cls.nodes
+        return nodes_all if isinstance(nodes_all, range) else tuple(nodes_all)
     out = tuple(cls.members[0].check_node(v) for v in nodes)
     if len(set(out)) != len(out):
         twice = next(v for i, v in enumerate(out) if v in out[:i])
@@ -161,16 +162,22 @@ class LinearQuery:
     def weight_table(self, scenarios: ScenarioClass | Scenario) -> np.ndarray:
         """Array ``(len(nodes), max k)`` of weights per node and state (order of ``nodes``).
 
-        Rows of nodes with fewer states are padded with zeros on the right.
+        Rows of nodes with fewer states are padded with zeros on the right. On a chain every
+        node has the same states: the table is one row broadcast (a read-only view, no memory
+        per node).
         """
         cls = as_class(scenarios)
-        rows = [self.weights_of(cls, v) for v in _nodes(cls, self.nodes)]
+        nodes = _nodes(cls, self.nodes)
+        if cls.kind == "chain":
+            row = self.weights_of(cls, nodes[0])
+            return np.broadcast_to(row, (len(nodes), len(row)))
+        rows = [self.weights_of(cls, v) for v in nodes]
         table = np.zeros((len(rows), max(len(r) for r in rows)))
         for i, r in enumerate(rows):
             table[i, :len(r)] = r
         return table
 
-    def node_list(self, scenarios: ScenarioClass | Scenario) -> tuple:
+    def node_list(self, scenarios: ScenarioClass | Scenario) -> Sequence:
         """The nodes the query sums over."""
         return _nodes(as_class(scenarios), self.nodes)
 
@@ -247,7 +254,7 @@ class Histogram:
         self.bars(scenarios)
         return 2.0
 
-    def node_list(self, scenarios: ScenarioClass | Scenario) -> tuple:
+    def node_list(self, scenarios: ScenarioClass | Scenario) -> Sequence:
         return _nodes(as_class(scenarios), self.nodes)
 
     def bars(self, scenarios: ScenarioClass | Scenario) -> tuple[Count, ...]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numbers
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -101,7 +102,7 @@ class WindowedQuery(ABC):
         return tuple(range(lo, min(lo + self.width, length))
                      for lo in range(0, length, self.width))
 
-    def node_list(self, scenarios: ScenarioClass | Scenario) -> tuple:
+    def node_list(self, scenarios: ScenarioClass | Scenario) -> Sequence:
         """Every slot of the chain, in time order (each lies in exactly one window)."""
         self.windows(scenarios)
         return tuple(as_class(scenarios).nodes)

@@ -6,7 +6,7 @@ Examples
 >>> cls = ScenarioClass([MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 3),
 ...                      MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], "stationary", 3)])
 >>> len(cls), cls.kind, cls.nodes
-(2, 'chain', (0, 1, 2))
+(2, 'chain', range(0, 3))
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class ScenarioClass:
         return self.members[i]
 
     @property
-    def nodes(self) -> tuple:
+    def nodes(self) -> Sequence:
         return self.members[0].nodes
 
     @property
@@ -101,10 +101,17 @@ class ScenarioClass:
         return fit_groups(cls, MarkovChainScenario, sequences, groups, **options)
 
 
+def _same_nodes(a: Sequence, b: Sequence) -> bool:
+    """Equal node sequences; two chains' ranges compare without listing their steps."""
+    if isinstance(a, range) and isinstance(b, range):
+        return a == b
+    return len(a) == len(b) and tuple(a) == tuple(b)
+
+
 def _check_agree(members: tuple) -> None:
     first = members[0]
     for m in members[1:]:
-        if tuple(m.nodes) != tuple(first.nodes):
+        if not _same_nodes(m.nodes, first.nodes):
             extra = set(m.nodes) ^ set(first.nodes)
             raise ScenarioClassError(
                 f"scenarios {first.name!r} and {m.name!r} have different nodes (differing: "

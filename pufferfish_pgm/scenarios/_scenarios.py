@@ -9,7 +9,7 @@ Examples
 >>> mc = MarkovChainScenario(transition=[[0.9, 0.1], [0.2, 0.8]], initial="stationary",
 ...                          length=3)
 >>> mc.initial.round(4).tolist(), mc.nodes
-([0.6667, 0.3333], (0, 1, 2))
+([0.6667, 0.3333], range(0, 3))
 """
 
 from __future__ import annotations
@@ -295,9 +295,9 @@ class MarkovChainScenario(_Domain):
         return q
 
     @property
-    def nodes(self) -> tuple:
-        """Time steps 0..T-1."""
-        return tuple(range(self.length))
+    def nodes(self) -> range:
+        """Time steps 0..T-1, as a ``range`` (a sequence that takes no memory per step)."""
+        return range(self.length)
 
     @property
     def k(self) -> int:
@@ -356,7 +356,7 @@ class MarkovChainScenario(_Domain):
         cpts = {0: q0.copy()}
         cpts.update({t: self.transition.T.copy() for t in range(1, self.length)})
         tables = _pgmpy.NetworkTables(
-            nodes=self.nodes, states={t: self.states for t in self.nodes},
+            nodes=tuple(self.nodes), states={t: self.states for t in self.nodes},
             parents={t: (() if t == 0 else (t - 1,)) for t in self.nodes}, cpts=cpts)
         return BayesianNetworkScenario(tables, name=f"{self.name} (unrolled)")
 

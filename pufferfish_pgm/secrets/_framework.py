@@ -22,7 +22,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -216,7 +216,7 @@ def _skip_support(cls: ScenarioClass, explicit: tuple | None) -> StateSupport:
     return support if left else support.everything()
 
 
-def _sample_nodes(cls: ScenarioClass) -> tuple:
+def _sample_nodes(cls: ScenarioClass) -> Sequence:
     """The nodes whose state counts decide whether any pair exists (one node for chains)."""
     return cls.nodes[:1] if cls.kind == "chain" else cls.nodes
 

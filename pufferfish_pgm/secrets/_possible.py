@@ -30,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from .._budget import check_allocation
 from ..errors import ImpossibleSecretError
 from ..inference import conditional, secret_probability
-from ..scenarios import MarkovChainScenario, Scenario, as_class
+from ..scenarios import MarkovChainScenario, Scenario, ScenarioClass, as_class
 from ._secrets import NodeSecret, SecretPair
 
 __all__ = ["StateSupport", "chain_support", "check_possible", "node_support", "possible_secrets",
@@ -115,6 +116,8 @@ def state_support(scenarios: Any, nodes: Iterable | None = None) -> StateSupport
     [True, True]
     """
     cls = as_class(scenarios)
+    if cls.kind == "chain":
+        _check_table_size(cls, nodes)
     chosen = tuple(cls.nodes) if nodes is None else tuple(nodes)
     if cls.kind == "chain":
         k = len(cls.states_of(0))
@@ -132,6 +135,20 @@ def state_support(scenarios: Any, nodes: Iterable | None = None) -> StateSupport
             if table[row, :widths[row]].all():
                 break
     return StateSupport(chosen, table, widths)
+
+
+#: Bytes per node of a chain's support table: its booleans twice (the table and one member's
+#: rows), the node tuple and widths (8 + 8), and the node -> row dict (~104 per entry).
+SUPPORT_BYTES_PER_NODE = 120
+
+
+def _check_table_size(cls: ScenarioClass, nodes: Iterable | None) -> None:
+    """Refuse, before building it, a support table over more nodes than the budget allows."""
+    count = len(cls.nodes) if nodes is None else len(list(nodes))
+    k = len(cls.states_of(0))
+    check_allocation(count * (2 * k + SUPPORT_BYTES_PER_NODE), what=(
+        f"the table of which states are possible at each of {count:,} time steps (it lists "
+        "every step of the chain; use a shorter chain)"))
 
 
 def support_cycle(chain: MarkovChainScenario) -> tuple[np.ndarray, int]:
