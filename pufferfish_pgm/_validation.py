@@ -29,7 +29,10 @@ def positive_finite(name: str, value: object) -> float:
             f"{name} must be a real number, got the {type(value).__name__} {value!r}; "
             f"pass a positive float such as {name}=1.0"
         )
-    out = float(value)
+    try:
+        out = float(value)
+    except OverflowError:   # an int past float's range, such as 10**400
+        out = math.inf if value > 0 else -math.inf
     if math.isnan(out) or math.isinf(out) or out <= 0:
         raise InvalidParameterError(
             f"{name} must be a finite number > 0, got {out!r}; pass a positive float such as "
