@@ -719,3 +719,14 @@ def test_a_billion_steps_is_refused_up_front_in_one_line(capsys, monkeypatch, me
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
     assert "1,000,000,000" in err and "more than the memory budget" in err
+
+
+def test_plan_of_a_long_chain_prints_node_classes(capsys):
+    # issue 19: plan listed one row per step (10^7 rows at --length 10^7); a chain's plan is a
+    # few dozen node classes, the middle one a range of steps sharing one quilt shape
+    assert main(["plan", "--length", "1000000", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["plan"]
+    assert len(rows) < 400
+    middle = [r for r in rows if isinstance(r["node"], str)]
+    assert middle and all(".." in r["node"] for r in middle)
+    assert max(r["sigma"] for r in rows) == pytest.approx(159.295, abs=1e-3)

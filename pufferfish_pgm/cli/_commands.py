@@ -32,6 +32,7 @@ from ..plots import plot_privacy_loss, plot_quilt
 from ..privacy_loss import AuditReport
 from ..privacy_loss import audit as run_audit
 from ..queries import Histogram, Query, query_distribution
+from ..quilts import ChainPlan
 from ..scenarios import ScenarioClass
 from ..secrets import Framework
 from ._compare import compare, demo
@@ -54,22 +55,41 @@ def plan(args: argparse.Namespace) -> dict:
     """``plan``: the Markov quilt of every secret node (MQM), with σ_i and the scale."""
     fw, query = _setup(args)
     cal = mechanism("mqm", args.epsilon).calibrate(fw, query)
-    rows = [[e.node, _span(e.quilt), len(e.nearby), len(e.remote), e.influence, e.sigma,
-             "yes" if e.trivial else "no"] for e in cal.plan]
+    shown = _plan_rows(cal.plan)
+    rows = [[label, _quilt_text(label, e), len(e.nearby), len(e.remote), e.influence,
+             e.sigma, "yes" if e.trivial else "no"] for label, e in shown]
+    worst = max((e for _, e in shown), key=lambda e: e.sigma)
     text = "\n".join([_describe(fw, query, args.epsilon),
                       _table(["node", "quilt", "|nearby|", "|remote|", "influence", "sigma",
                               "trivial"],
-                             rows), f"sigma_max = {max(e.sigma for e in cal.plan):.6g}; "
+                             rows), f"sigma_max = {worst.sigma:.6g}; "
                       f"Laplace scale for {query.name}: {cal.scale:.6g}", *_skipped(fw)])
     if getattr(args, "plot", None):
-        worst = max(cal.plan, key=lambda e: e.sigma)
         plot_quilt(fw.scenarios[0], worst, args.plot)
-    data = [{"node": e.node, "quilt": list(e.quilt), "nearby": len(e.nearby),
+    data = [{"node": label, "quilt": list(e.quilt), "nearby": len(e.nearby),
              "remote": len(e.remote), "influence": e.influence, "sigma": e.sigma,
-             "trivial": e.trivial} for e in cal.plan]
+             "trivial": e.trivial} for label, e in shown]
     return {"text": text, "json": {"scale": cal.scale, "query": query.name,
                                    "query_nodes": _json_nodes(query), "plan": data,
                                    "skipped_secrets": _skipped_json(fw)}}
+
+
+def _plan_rows(plan: Any) -> list[tuple[Any, Any]]:
+    """(label, entry) per row: one per secret node of a network; one per node class of a
+    chain (nodes ``a..b`` sharing one quilt shape; the entry shown is the class's first node),
+    so a chain of 10^9 steps prints a few dozen rows."""
+    if not isinstance(plan, ChainPlan):
+        return [(e.node, e) for e in plan]
+    return [(f"{a}..{b - 1}" if b - a > 1 else a, plan[int(k)])
+            for a, b, k in zip(plan.starts.tolist(), plan.stops.tolist(),
+                               plan.offsets[:-1].tolist(), strict=True)]
+
+
+def _quilt_text(label: Any, entry: Any) -> str:
+    """The quilt of a row; for a class of chain steps relative to its node i (``{i-60, i+61}``)."""
+    if not (isinstance(label, str) and ".." in label):
+        return _span(entry.quilt)
+    return "{" + ", ".join(f"i{v - entry.node:+d}" for v in entry.quilt) + "}"
 
 
 def calibrate(args: argparse.Namespace) -> dict:
