@@ -32,7 +32,7 @@ def positive_finite(name: str, value: object) -> float:
     try:
         out = float(value)
     except OverflowError:   # an int past float's range, such as 10**400
-        out = math.inf if int(value) > 0 else -math.inf
+        out = math.copysign(math.inf, 1 if str(value)[0] != "-" else -1)
     if math.isnan(out) or math.isinf(out) or out <= 0:
         raise InvalidParameterError(
             f"{name} must be a finite number > 0, got {out!r}; pass a positive float such as "
