@@ -730,3 +730,16 @@ def test_plan_of_a_long_chain_prints_node_classes(capsys):
     middle = [r for r in rows if isinstance(r["node"], str)]
     assert middle and all(".." in r["node"] for r in middle)
     assert max(r["sigma"] for r in rows) == pytest.approx(159.295, abs=1e-3)
+
+
+def test_an_ambiguous_date_order_is_a_warning_not_a_repair(tmp_path, capsys):
+    # 01/02/2024-style dates where no day exceeds 12 are read month first with an
+    # AmbiguousDateWarning; the CLI used to print every warning as "repaired ..."
+    text = _log(tmp_path).read_text().replace("2024-01-0", "01/0").replace(" 00:00", "/2024 00:00")
+    text = text.replace(" 07:00", "/2024 07:00").replace(" 09:00", "/2024 09:00")
+    path = tmp_path / "us-dates.csv"
+    path.write_text(text)
+    code, out, err = run(capsys, "release", "--events", str(path), "--slot", "1h",
+                         "--query", "count:walk", "--seed", "1")
+    assert code == 0, err
+    assert "warning (AmbiguousDateWarning)" in out and "repaired" not in out

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, PufferfishWarning
 from ..mechanisms import Calibration, Mechanism, Release
 from ..mechanisms._registry import mechanism
 from ..mechanisms._release import coordinate_names
@@ -53,13 +53,16 @@ def _read_log(path: str, slot: str, fill: str | None) -> Any:
 
 
 def _days(paths: list[str], slot: str, fill: str | None) -> tuple[Any, list[str]]:
-    """Every log's days, and what the Ordóñez repair changed (one line per file)."""
+    """Every log's days, and one line per warning: what the Ordóñez repair changed, or a
+    library warning (such as an ambiguous date order) under its own name."""
     import pandas as pd  # type: ignore[import-untyped]  # pandas is read by the events stage
 
     with warnings.catch_warnings(record=True) as repaired:
         warnings.simplefilter("always", UserWarning)
         days = pd.concat([_read_log(p, slot, fill) for p in paths])
-    return days, [f"repaired {w.message}" for w in repaired]
+    return days, [f"warning ({w.category.__name__}): {w.message}"
+                  if issubclass(w.category, PufferfishWarning) else f"repaired {w.message}"
+                  for w in repaired]
 
 
 def _window_slots(window: str, slot: str, length: int) -> int:
