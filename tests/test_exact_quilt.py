@@ -183,6 +183,19 @@ def test_the_window_stops_where_the_prior_term_is_below_the_tolerance() -> None:
         ExactQuiltMechanism(epsilon=1.0, window_tolerance=1.5)
 
 
+def test_a_class_stops_trying_candidates_soon_after_one_passes() -> None:
+    # Widest quilts first; once one passes, only TRIES_AFTER = 8 more useful candidates are
+    # tried (a choice of candidates: time, not privacy). On this class trying every candidate
+    # took 367 loss evaluations for the same scale, 28.0616703 (both measured on 2026-11-27).
+    rng = np.random.default_rng(0)
+    chains = [MarkovChainScenario(0.9 * np.eye(4) + 0.1 * rng.dirichlet(np.ones(4), size=4),
+                                  "stationary", 600, name=str(j)) for j in range(2)]
+    fw = Framework(ScenarioClass(chains))
+    cal = ExactQuiltMechanism(epsilon=1.0, max_chain_cells=0).calibrate(fw, Count(0))
+    assert cal.scale == pytest.approx(28.0616703, rel=1e-8)
+    assert cal.evidence.evaluations <= 320 and cal.evidence.window == 112
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10**6), st.integers(2, 6), st.integers(6, 12), st.sampled_from(
     ["sticky", "zeros", "dirichlet"]), st.integers(2, 6), st.sampled_from([0.005, 0.3]),

@@ -38,6 +38,9 @@ from ..quilts._quilt_laws import QuiltRows
 __all__ = ["MQM", "Search", "Setup"]
 
 MQM = ("mqm",)   # the key of MQM's own bound e + n_N·L/λ
+#: Useful candidates a class still tries after the first that passes (widest first: later,
+#: narrower quilts rarely do better; the choice only affects tightness and time)
+TRIES_AFTER = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,13 +169,21 @@ class Search:
 
     def threshold(self, c: int, lo: float) -> float:
         """Smallest passing scale of class c from ``lo`` on (``lo`` itself when an option
-        passes there), up to rtol."""
+        passes there) over its candidates up to ``TRIES_AFTER`` useful ones past the first
+        that passes, up to rtol."""
         best = self.lipschitz * self.setup.classes[c].mqm_sigma
         self.winner[c] = MQM
+        left = -1   # useful candidates still to try once one has passed
         for key in self._ordered(c):
             top = best * (1.0 - self.rtol)
-            if top <= lo or not self._useful(c, key) or self.bound(c, key, top) > self.limit:
+            if left == 0:
+                break
+            if top <= lo or not self._useful(c, key):
                 continue
+            left = left - 1 if left > 0 else left
+            if self.bound(c, key, top) > self.limit:
+                continue
+            left = TRIES_AFTER if left < 0 else left
             if lo > 0.0 and self.bound(c, key, lo) <= self.limit:   # passes at lo already
                 best, self.winner[c] = lo, key
                 break

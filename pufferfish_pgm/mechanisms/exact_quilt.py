@@ -82,7 +82,10 @@ class ExactQuiltMechanism(Mechanism):
         Chains with fixed initial laws: when the whole-chain count laws hold at most this many
         cells (Σ_θ T·k·C, C = T·max weight + 1), every node's empty quilt (its exact ε, the
         least bound) comes from one forward–backward pass and no quilt search is needed; the
-        scale is then the global exact one. 0: always search quilts.
+        scale is then the global exact one. Over it, the laws are still used when they fit
+        the memory budget (about 32 bytes a cell) and no quilt within ``max_window`` has a
+        prior term below 0.05·ε (slowly mixing chains, where quilts cannot help;
+        ``docs/exact-quilt.md``, "Whole chains"). 0: always search quilts.
     max_quilt_assignments : int, default 256
         Networks: quilts with more joint values are skipped (counted in the evidence).
     max_window_cells : int, default 16,384
