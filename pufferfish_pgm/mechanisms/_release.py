@@ -30,30 +30,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidDataError, LimitExceededError, ParameterTypeError
 from ..noise import check_confidence, noise_halfwidth
-from ..queries import Histogram, Query, WeightedQuery, WindowedQuery
+from ..queries import (
+    Histogram,
+    Query,
+    WeightedQuery,
+    WindowedCount,
+    WindowedHistogram,
+    WindowedQuery,
+)
 from ..scenarios import Scenario, ScenarioClass, as_class
 from ..secrets import Framework
+from ._integer_answers import per_node_sums, row_blocks, weighted_counts, window_counts
+from ._state_codes import ABSENT, _Absent, _code_dtype, _codes_for
 
 __all__ = ["ABSENT", "Release", "coordinate_names", "encode", "encode_rows", "evaluate",
            "evaluate_codes", "read_nodes", "records"]
-
-
-#: The code of an entry whose node has no column in a DataFrame (see :func:`evaluate_codes`).
-ABSENT = -2
-
-
-class _Absent(Enum):
-    """The value of a node a DataFrame has no column for (an Enum member: it pickles to
-    itself, so chunks released on other processes still recognise it)."""
-
-    COLUMN = "no column"
 
 
 def _is_table(data: Any) -> bool:
@@ -135,7 +132,7 @@ def encode(scenarios: ScenarioClass | Scenario, data: Any) -> tuple[np.ndarray, 
 
     cls = as_class(scenarios)
     rows, single = _rows(cls, data)
-    return encode_rows(cls, rows), single
+    return np.array(encode_rows(cls, rows), dtype=np.int64), single
 
 
 def records(scenarios: ScenarioClass | Scenario, data: Any) -> tuple[Any, bool]:
@@ -146,7 +143,12 @@ def records(scenarios: ScenarioClass | Scenario, data: Any) -> tuple[Any, bool]:
 
 def encode_rows(cls: ScenarioClass, rows: Any, first: int = 0) -> np.ndarray:
     """State codes of already read records (see :func:`records`); ``first`` is the number of
-    the first record, for the messages."""
+    the first record, for the messages.
+
+    The codes have the narrowest signed dtype that holds them (int8 for up to 127 states), and
+    a chain's integer array whose values already are its codes is returned as it is (no copy:
+    the release only reads it).
+    """
     width = len(cls.nodes)
     if len(rows) == 0:
         raise InvalidDataError("no records given; pass at least one")
@@ -158,44 +160,14 @@ def encode_rows(cls: ScenarioClass, rows: Any, first: int = 0) -> np.ndarray:
     array = np.asarray(rows, dtype=object) if isinstance(rows, list) else rows
     if len(array) == 0:
         raise InvalidDataError("no records given; pass at least one")
-    codes = np.empty(array.shape, dtype=np.int64)
     if cls.kind == "chain":
-        codes[:] = _codes_for(array, cls.states_of(cls.nodes[0]), None, cls.nodes, first)
-    else:
-        for j, v in enumerate(cls.nodes):
-            codes[:, j] = _codes_for(array[:, j:j + 1], cls.states_of(v), v, cls.nodes,
-                                     first)[:, 0]
+        return _codes_for(array, cls.states_of(cls.nodes[0]), None, cls.nodes, first)
+    k = max(len(cls.states_of(v)) for v in cls.nodes)
+    codes = np.empty(array.shape, dtype=_code_dtype(k))
+    for j, v in enumerate(cls.nodes):
+        codes[:, j] = _codes_for(array[:, j:j + 1], cls.states_of(v), v, cls.nodes,
+                                 first)[:, 0]
     return codes
-
-
-def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: Sequence,
-               first: int = 0) -> np.ndarray:
-    flat = values.ravel()
-    lookup = {s: i for i, s in enumerate(states)}
-    small = values.dtype.kind in "iu" and flat.size and int(flat.max()) - int(flat.min()) < 4096
-    if small and all(type(s) is int for s in states):
-        # integer fast path: a table indexed by value - min (no hashing of every entry)
-        low, high = int(flat.min()), int(flat.max())
-        table = np.array([lookup.get(v, -1) for v in range(low, high + 1)], dtype=np.int64)
-        out = table[flat - low]
-    else:
-        import pandas as pd  # type: ignore[import-untyped]
-
-        labels, uniques = pd.factorize(flat, use_na_sentinel=True)
-        lookup[_Absent.COLUMN] = ABSENT
-        table = np.array([lookup.get(u, -1) for u in uniques] + [-1], dtype=np.int64)
-        out = table[labels]
-    bad = np.flatnonzero(out == -1)
-    if len(bad):
-        row, col = divmod(int(bad[0]), values.shape[1])
-        where = node if node is not None else nodes[col]
-        value = flat[bad[0]]
-        value = value.item() if isinstance(value, np.generic) else value  # not np.int64(5)
-        raise InvalidDataError(
-            f"record {first + row}, node {where!r}: value {value!r} is not a state of the model "
-            f"(states: {list(states)}); clean or recode the data"
-        )
-    return out.reshape(values.shape)
 
 
 def evaluate(framework: Framework, query: Query, data: Any) -> np.ndarray:
@@ -206,7 +178,9 @@ def evaluate(framework: Framework, query: Query, data: Any) -> np.ndarray:
 
 
 def evaluate_codes(cls: ScenarioClass, query: Query, codes: np.ndarray) -> np.ndarray:
-    """Exact answers from already encoded state codes ``(n_users, n_nodes)``.
+    """Exact answers from already encoded state codes ``(n_users, n_nodes)``, of any integer
+    dtype (integer queries by integer arithmetic, block by block: see
+    :mod:`~pufferfish_pgm.mechanisms._integer_answers`).
 
     Raises :class:`InvalidDataError` naming the node when a column the query reads was absent
     from the data (code :data:`ABSENT`).
@@ -215,15 +189,34 @@ def evaluate_codes(cls: ScenarioClass, query: Query, codes: np.ndarray) -> np.nd
     if isinstance(query, Histogram):
         return np.stack([evaluate_codes(cls, bar, codes) for bar in query.bars(cls)], axis=-1)
     if isinstance(query, WindowedQuery):   # the parts' answers side by side, window by window
-        return query.answer_codes(cls, codes)
+        return _windowed(cls, query, codes)
     if not isinstance(query, WeightedQuery):
         raise ParameterTypeError(f"cannot evaluate a {type(query).__name__}: a scalar query "
                                  "needs weights per node and state (weight_table)")
     index = {v: j for j, v in enumerate(cls.nodes)}
-    cols = [index[v] for v in query.node_list(cls)]
+    nodes = query.node_list(cls)
+    cols = range(len(nodes)) if nodes == cls.nodes else [index[v] for v in nodes]
     weights = query.weight_table(cls)
-    picked = np.take_along_axis(weights, codes[:, cols].T, axis=1).sum(axis=0)
-    return picked.astype(np.int64) if query.integer else picked
+    if query.integer:
+        if bool(np.all(weights == weights[:1])):    # one weight per state: count the states
+            return weighted_counts(codes, cols, weights[0])
+        return per_node_sums(codes, cols, weights)
+    out = np.empty(len(codes))
+    for rows in row_blocks(len(codes), len(cols)):
+        block = codes[rows][:, cols].astype(np.intp).T
+        out[rows] = np.take_along_axis(weights, block, axis=1).sum(axis=0)
+    return out
+
+
+def _windowed(cls: ScenarioClass, query: WindowedQuery, codes: np.ndarray) -> np.ndarray:
+    """A windowed count or histogram by integer window sums; other windowed queries by their
+    own :meth:`~pufferfish_pgm.queries.WindowedQuery.answer_codes`."""
+    query.windows(cls)                     # checks the chain and the width
+    if isinstance(query, WindowedCount):
+        return window_counts(codes, [cls.state_index(cls.nodes[0], query.state)], query.width)
+    if isinstance(query, WindowedHistogram):
+        return window_counts(codes, range(len(cls.states_of(cls.nodes[0]))), query.width)
+    return query.answer_codes(cls, codes)
 
 
 def read_nodes(cls: ScenarioClass, query: Query) -> tuple:
@@ -249,8 +242,8 @@ def read_nodes(cls: ScenarioClass, query: Query) -> tuple:
 
 def _check_read(cls: ScenarioClass, query: Query, codes: np.ndarray) -> None:
     """Refuse answers that would read a node the data has no column for."""
-    if codes.size == 0 or int(codes.min()) != ABSENT:
-        return
+    if cls.kind == "chain" or codes.size == 0 or int(codes.min()) != ABSENT:
+        return                             # only a network's table can lack a column
     read = read_nodes(cls, query)
     index = {v: j for j, v in enumerate(cls.nodes)}
     absent = [v for v in read if bool(np.any(codes[:, index[v]] == ABSENT))]
