@@ -53,8 +53,8 @@ def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: Sequence,
             return values          # the values are the codes: read them as they are
         if high - low < 4096:      # a table indexed by value - min (no hashing of entries)
             lookup = {s: i for i, s in enumerate(states)}
-            index = np.array([lookup.get(v, -1) for v in range(low, high + 1)],
-                             dtype=_code_dtype(len(states)))
+            index: np.ndarray = np.array(
+                [lookup.get(v, -1) for v in range(low, high + 1)], dtype=_code_dtype(len(states)))
             return _check_codes(_lookup(index, values, low), values, states, node, nodes,
                                 first)
     import pandas as pd  # type: ignore[import-untyped]
@@ -63,8 +63,8 @@ def _codes_for(values: np.ndarray, states: tuple, node: Any, nodes: Sequence,
     labels, uniques = pd.factorize(flat, use_na_sentinel=True)
     lookup = {s: i for i, s in enumerate(states)}
     lookup[_Absent.COLUMN] = ABSENT
-    table = np.array([lookup.get(u, -1) for u in uniques] + [-1],
-                     dtype=_code_dtype(len(states)))
+    table: np.ndarray = np.array([lookup.get(u, -1) for u in uniques] + [-1],
+                                 dtype=_code_dtype(len(states)))
     return _check_codes(table[labels].reshape(values.shape), values, states, node, nodes,
                         first)
 
