@@ -14,6 +14,7 @@ True
 """
 
 from .accountant import ContinualRelease, PrivacyAccountant, joint_audit
+from .advisor import advise
 from .errors import (
     BudgetExceededError,
     CertificateError,
@@ -32,6 +33,7 @@ from .errors import (
     SolverError,
     UnknownNodeError,
     UnknownStateError,
+    UsefulnessWarning,
 )
 from .inference import ExactInference, conditional, pgmpy_exact_inference, secret_probability
 from .mechanisms import multiuser
@@ -123,10 +125,12 @@ __all__ = [
     "SolverError",
     "UnknownNodeError",
     "UnknownStateError",
+    "UsefulnessWarning",
     "Verification",
     "WassersteinMechanism",
     "WindowedCount",
     "WindowedHistogram",
+    "advise",
     "audit",
     "audit_releases",
     "compile_secrets",

@@ -38,6 +38,7 @@ __all__ = [
     "SolverError",
     "UnknownNodeError",
     "UnknownStateError",
+    "UsefulnessWarning",
 ]
 
 
@@ -131,4 +132,13 @@ class AmbiguousDateWarning(PufferfishWarning):
     """Dates such as ``01/02/2024`` whose day and month could be swapped, and nothing else in the
     log decides which comes first: they were read month first (``01/02/2024`` is 2 January).
     Write ISO dates (``2024-02-01``) to make the reading explicit.
+    """
+
+
+class UsefulnessWarning(PufferfishWarning):
+    """A calibration whose noise is larger than the spread of the answer it hides: its
+    expected absolute error E|Z| exceeds the largest standard deviation of the answer over the
+    scenarios, so the model's mean alone predicts the answer better than a release would. The
+    message gives both numbers; ``pufferfish_pgm.advise`` says what helps (summing users or
+    days, a coarser query, a larger ε).
     """

@@ -3,7 +3,9 @@
 * :func:`plot_scale_vs_epsilon` — noise scale against ε for each mechanism;
 * :func:`plot_quilt` — the Markov quilt of a node on the network (nearby, quilt, remote);
 * :func:`plot_privacy_loss` — the privacy-loss curve log p_a(w)/p_b(w) over outputs w;
-* :func:`plot_profile` — a released profile (e.g. minutes per hour) against the truth.
+* :func:`plot_profile` — a released profile (e.g. minutes per hour) against the truth;
+* :func:`plot_noise_curves` — the noise's E|Z| against ε per mechanism, with the answer's
+  spread (``pp.advise(...).plot``).
 
 Every function writes a PNG file and returns its path. Without matplotlib they raise
 :class:`~pufferfish_pgm.errors.MissingDependencyError` (an ``ImportError``).
@@ -11,7 +13,7 @@ Every function writes a PNG file and returns its path. Without matplotlib they r
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,8 @@ from .quilts import PlanEntry
 from .scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario
 from .secrets import Framework
 
-__all__ = ["plot_privacy_loss", "plot_profile", "plot_quilt", "plot_scale_vs_epsilon"]
+__all__ = ["plot_noise_curves", "plot_privacy_loss", "plot_profile", "plot_quilt",
+           "plot_scale_vs_epsilon"]
 
 COLOURS = {"nearby": "#e8743b", "quilt": "#3b7de8", "remote": "#9aa5b1", "secret": "#c0182a"}
 
@@ -223,4 +226,39 @@ def plot_profile(released: Any, truth: Any, scale: float, path: str | Path,
     ax.set_title(title or f"released profile over {len(released)} rows")
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_noise_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+                      path: str | Path, *, spread: float | None = None,
+                      target: float | None = None, title: str = "") -> Path:
+    """E|Z| of each mechanism's noise against ε (log-log, ``curves``: name -> (ε, E|Z|)), with
+    the answer's standard deviation (``spread``) and a ``target`` error as horizontal lines:
+    below the spread line a release says more than the model's mean (``pp.advise``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = plot_noise_curves({"GroupDP": ([0.5, 1, 2], [8, 4, 2])}, Path(tmp) / "n.png",
+    ...                             spread=3.0)
+    ...     out.name, out.stat().st_size > 0
+    ('n.png', True)
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for name, (eps, err) in curves.items():
+        if len(eps):
+            ax.plot(eps, err, marker="o", label=name)
+    if spread is not None:
+        ax.axhline(spread, color="black", linestyle="--",
+                   label=f"answer's standard deviation {spread:.3g}")
+    if target is not None and target != spread:
+        ax.axhline(target, color="grey", linestyle=":", label=f"target {target:.3g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("ε")
+    ax.set_ylabel("noise E|Z|")
+    ax.set_title(title or "noise against ε")
+    ax.legend(fontsize=8)
     return _save(fig, path)

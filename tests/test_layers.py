@@ -3,9 +3,9 @@
 The stages, top to bottom (docs/design.md §2); a module may import its own stage and the
 stages below it, never a stage above it or a different stage on its own level:
 
-    cli/, demos/  ->  accountant/, plots.py  ->  mechanisms/  ->  quilts/, privacy_loss/  ->
-    secrets/, queries/  ->  inference/  ->  scenarios/  ->  noise/, distributions/  ->
-    _budget.py, _parallel.py  ->  _validation.py  ->  errors.py
+    cli/, demos/  ->  advisor.py  ->  accountant/, plots.py  ->  mechanisms/  ->
+    quilts/, privacy_loss/  ->  secrets/, queries/  ->  inference/  ->  scenarios/  ->
+    noise/, distributions/  ->  _budget.py, _parallel.py  ->  _validation.py  ->  errors.py
 
 Every import counts, including function-local ones (a deferred import is still a dependency).
 Also checked here: pgmpy is imported by the adapter modules only, and every public module's
@@ -26,6 +26,7 @@ import pufferfish_pgm
 PACKAGE = Path(pufferfish_pgm.__file__).parent
 RANK = {
     "cli": 9, "demos": 9,
+    "advisor": 8.5,
     "accountant": 8, "plots": 8,
     "mechanisms": 7,
     "quilts": 6, "privacy_loss": 6,

@@ -35,6 +35,7 @@ from ..queries import Histogram, Query, query_distribution
 from ..quilts import ChainPlan
 from ..scenarios import ScenarioClass
 from ..secrets import Framework
+from ._advise import advise, usefulness_lines
 from ._compare import compare, demo
 from ._options import (
     _certified,
@@ -48,7 +49,7 @@ from ._options import (
     _table,
 )
 
-__all__ = ["audit", "calibrate", "compare", "demo", "plan", "release", "verify"]
+__all__ = ["advise", "audit", "calibrate", "compare", "demo", "plan", "release", "verify"]
 
 
 def plan(args: argparse.Namespace) -> dict:
@@ -97,9 +98,11 @@ def calibrate(args: argparse.Namespace) -> dict:
     fw, query = _setup(args)
     mech = mechanism(args.mechanism, args.epsilon)
     cal = mech.calibrate(fw, query)
-    text = f"{_describe(fw, query, args.epsilon)}\n{cal.summary()}"
+    lines, useful = usefulness_lines(cal)
+    text = "\n".join([_describe(fw, query, args.epsilon), cal.summary(), *lines])
     out = {"mechanism": cal.mechanism, "scale": cal.scale, "epsilon": cal.epsilon,
-           "query": query.name, "query_nodes": _json_nodes(query), "notes": cal.notes()}
+           "query": query.name, "query_nodes": _json_nodes(query), "notes": cal.notes(),
+           "usefulness": useful}
     if getattr(args, "out", None):
         Path(args.out).write_text(cal.to_json(mechanism=mech) + "\n", encoding="utf-8")
         text += f"\ncertificate written to {args.out}"
@@ -175,13 +178,15 @@ def release(args: argparse.Namespace) -> dict:
     values = np.atleast_1d(rel.value).tolist()
     low, high = (np.atleast_1d(b) for b in rel.interval(0.95))
     half = float(np.max(high - np.atleast_1d(rel.value), initial=0.0))
+    lines, useful = usefulness_lines(cal)
     text = "\n".join([cal.summary(), "released: " + ", ".join(map(str, values[:20]))
                       + (" ..." if len(values) > 20 else ""),
                       f"accuracy: each value is within ±{half:g} of its true answer with "
-                      "probability 0.95 (each on its own; Release.interval)"])
+                      "probability 0.95 (each on its own; Release.interval)", *lines])
     return {"text": text, "json": {"mechanism": rel.mechanism, "scale": rel.scale,
                                    "epsilon": rel.epsilon, "values": values,
-                                   "interval_95": [low.tolist(), high.tolist()]}}
+                                   "interval_95": [low.tolist(), high.tolist()],
+                                   "usefulness": useful}}
 
 
 def _agree(args: argparse.Namespace, cal: Calibration) -> None:

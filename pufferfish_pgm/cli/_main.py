@@ -1,9 +1,11 @@
-"""Command line: ``pufferfish-pgm {demo,plan,calibrate,release,audit,compare,verify}``.
+"""Command line: ``pufferfish-pgm {demo,plan,calibrate,release,audit,compare,verify,advise}``.
 
 A thin layer over the public API. Errors in the input print one line on stderr and exit with
 code 2 (hints written for Python callers are said as options, :mod:`._wording`); Ctrl-C prints
 one line and exits with 130; ``--json`` prints machine-readable output; ``--version`` prints
-the installed package's version. ``compare`` and ``demo`` keep the rows of the mechanisms that
+the installed package's version. Calibrations are not checked for usefulness by the library's
+warning; ``calibrate`` and ``release`` print one line under a useless result instead, and
+``advise`` says what helps. ``compare`` and ``demo`` keep the rows of the mechanisms that
 finished when one fails (its row says why) and exit with 2 only when every mechanism failed.
 Parsing the arguments imports no numpy-heavy module (scipy, pandas, pgmpy): the subcommands
 are imported after it.
@@ -70,7 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "private activity profile per day from event logs"),
                        ("audit", "exact realised epsilon of a Laplace scale or a mechanism"),
                        ("compare", "all mechanisms side by side"),
-                       ("verify", "re-prove a calibration certificate for the model")]:
+                       ("verify", "re-prove a calibration certificate for the model"),
+                       ("advise", "per mechanism: the noise at this epsilon, the epsilon for a "
+                                  "target error, the users or days to sum for a relative "
+                                  "error on the total")]:
         p = sub.add_parser(name, help=text, description=text)
         _common(p)
         if name in ("calibrate", "release", "audit"):
@@ -104,7 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "production): an integer >= 0")
         if name == "audit":
             p.add_argument("--scale", type=float, help="audit this Laplace scale instead")
-        if name in ("compare", "plan", "audit"):
+        if name == "advise":
+            _advise_options(p)
+        if name in ("compare", "plan", "audit", "advise"):
             p.add_argument("--plot", help="write a PNG picture to this path")
         if name == "compare":
             _compare_options(p)
@@ -120,6 +127,16 @@ def _compare_options(p: argparse.ArgumentParser) -> None:
                    "a plain-DP floor), which solve an LP: slow on long chains")
     p.add_argument("--dp-epsilon", type=float, help="the DP floor of the optimal+dp row "
                                                     "(default 2 x epsilon)")
+
+
+def _advise_options(p: argparse.ArgumentParser) -> None:
+    """``advise --mechanisms``, ``--target-error`` and ``--target-relative``."""
+    p.add_argument("--mechanisms", help="comma-separated mechanisms (default: group,mqm,"
+                                        "wasserstein,exact)")
+    p.add_argument("--target-error", type=float, help="the E|Z| to reach (default: the "
+                                                      "answer's standard deviation)")
+    p.add_argument("--target-relative", type=float, default=0.1,
+                   help="relative error on a total over users or days (default 0.1)")
 
 
 def _seed(text: str) -> int:
@@ -175,9 +192,11 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _apply_budget(getattr(args, "memory_budget", None))
+        from ..mechanisms._usefulness import quiet  # deferred like the commands
         from . import _commands  # deferred: `--help` and bad arguments need no scipy/pgmpy
 
-        result = getattr(_commands, args.command)(args)
+        with quiet():   # a useless result is said in the output, not as a Python warning
+            result = getattr(_commands, args.command)(args)
         _print(result, args.json)
         return int(result.get("exit_code", 0))
     except PufferfishError as err:

@@ -158,9 +158,30 @@ def document_of(calibration: Any, mechanism: Any = None) -> dict:
         "pairs": pairs_json(cal.framework),
         "evidence": {"type": source, "record": record},
         "audit_epsilon": audit_eps,
+        "usefulness": _usefulness_json(cal),
     }
     doc["fingerprint"] = sha256(doc)
     return doc
+
+
+def _usefulness_json(cal: Any) -> dict:
+    """E|Z| and the 95 % half-width of the noise, and the answer's largest standard deviation
+    over the scenarios (null when unknown): an optional field, absent from older documents."""
+    report = cal.usefulness()
+    return {"mean_abs_error": float(report.mean_abs_error),
+            "halfwidth_95": float(report.halfwidth),
+            "spread": None if report.spread is None else float(report.spread),
+            "spread_of": report.spread_of}
+
+
+def _check_usefulness(doc: dict) -> None:
+    """The optional ``usefulness`` field's types (a document without it is read as before)."""
+    if "usefulness" not in doc:
+        return
+    finite_float(doc, "usefulness.mean_abs_error")
+    finite_float(doc, "usefulness.halfwidth_95")
+    finite_float(doc, "usefulness.spread", null=True)
+    field(doc, "usefulness.spread_of", str, null=True)
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -230,6 +251,7 @@ def arguments(doc: dict, framework: Any) -> dict:
         raise CertificateError(f"a certificate is read against a Framework, got "
                                f"{type(framework).__name__}")
     check_framework(doc, framework)
+    _check_usefulness(doc)
     query = query_from(field(doc, "query", dict), framework.scenarios)
     name = field(doc, "query_name", str)
     if query.name != name:

@@ -20,7 +20,7 @@ from ..queries import Query
 from ..quilts import PlanEntry
 from ..scenarios import Scenario, ScenarioClass
 from ..secrets import Framework
-from . import _certificate
+from . import _certificate, _usefulness
 from ._release import (
     Release,
     coordinate_names,
@@ -130,6 +130,25 @@ class Calibration(Generic[EvidenceT]):
 
         return evaluate(self.framework, self.query, data)
 
+    # partitions (issue 25): the exact kernel per partition and the noise, apart; the logic
+    # is in _partition (imported here, where it is used: it imports _release, as base does)
+    def answers(self, batch: Any) -> Any:
+        """The exact integer answers per user of a partition (pandas, Arrow or Polars batch;
+        per window for windowed queries), with no noise: sum them across partitions for an
+        aggregate. See :func:`pufferfish_pgm.mechanisms._partition.answers` and the guide
+        page *Big cohorts*."""
+        from ._partition import answers
+
+        return answers(self, batch)
+
+    def add_noise(self, answers: Any, rng: Any = None) -> Any:
+        """``answers`` (exact, per user or summed) plus this calibration's noise; ``rng=None``
+        is secure, a ``SeedSequence`` is this partition's own child (see
+        :func:`pufferfish_pgm.mechanisms._partition.add_noise`)."""
+        from ._partition import add_noise as noised
+
+        return noised(self, answers, rng)
+
     def release(self, data: Any, rng: Any = None, *, per_user: bool = True,
                 executor: Any = None, chunk_size: int = RELEASE_CHUNK) -> Release:
         """Add calibrated noise to the query answer on ``data``.
@@ -214,6 +233,12 @@ class Calibration(Generic[EvidenceT]):
         """
         return _certificate.load(text, framework, Calibration)
 
+    def usefulness(self, data: Any = None) -> _usefulness.Usefulness:
+        """E|Z| and the 95 % half-width of the noise, against the answer's spread: the largest
+        standard deviation of the answer over the scenarios (or over the rows of ``data``);
+        ``useful`` is ``E|Z| <= spread`` (:mod:`~pufferfish_pgm.mechanisms._usefulness`)."""
+        return _usefulness.usefulness(self, data)
+
     def summary(self) -> str:
         """One line: mechanism, scale, query and ε, then any :meth:`notes`."""
         line = f"{self.mechanism}: scale {self.scale:.6g} for {self.query.name} at ε={self.epsilon}"
@@ -284,6 +309,12 @@ class Mechanism(ABC):
     """
 
     epsilon: float
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every ``calibrate`` warns on a useless result (:func:`_usefulness.checked`)."""
+        super().__init_subclass__(**kwargs)
+        if "calibrate" in cls.__dict__:
+            cls.calibrate = _usefulness.checked(cls.__dict__["calibrate"])  # type: ignore
 
     @abstractmethod
     def calibrate(self, framework: Framework, query: Query, *,
