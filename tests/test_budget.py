@@ -290,14 +290,13 @@ def test_exact_calibration_is_refused_before_computing_laws_over_budget(monkeypa
 
 
 def test_streamed_exact_calibration_is_refused_at_a_tiny_budget(monkeypatch) -> None:
-    # the streamed path (long chains) checks its generating-function tables before building
-    # them (3 x T x 123 points x k x 8 B = 3 x 400 x 123 x 2 x 8 B = 2.4 MB) and its cut
-    # forward rows as they grow; with 1 MB the first check refuses, naming the tables
+    # the streamed path (long chains) bounds its forward count rows from the sizes before any
+    # work (uncut: 1.23 MiB here; they never hold more), so 1 MB refuses up front
     fw = pp.Framework(pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 400))
     monkeypatch.setenv(BUDGET_ENV, "1MB")
-    with pytest.raises(LimitExceededError, match=r"generating-function tables of a chain"):
+    with pytest.raises(LimitExceededError, match=r"forward count rows of chain 'chain' \(T=400"):
         pp.ExactLaplaceMechanism(epsilon=1.0, streaming=True).calibrate(fw, Count(1))
-    monkeypatch.setenv(BUDGET_ENV, "3MB")    # the tables fit; the cut rows (~0.3 MB) too
+    monkeypatch.setenv(BUDGET_ENV, "3MB")    # the bound and the bracket's tables fit
     assert pp.ExactLaplaceMechanism(epsilon=1.0, streaming=True).calibrate(
         fw, Count(1)).evidence.streamed
 
