@@ -55,14 +55,15 @@ from ..privacy_loss._pair_rows import Group
 from ..privacy_loss._pmf_audit import PmfGroup, TailedLaw
 from ..queries import Query
 from ..secrets import Framework
+from ._optimal_highs import WarmLP
 
 __all__ = ["NoiseLP", "SolverError", "dp_loss", "dp_rows", "dp_shift", "dp_shifts",
            "laplace_unit", "loss_vector", "objective_value"]
 
 #: Rows added per round of constraint generation (at least; see NoiseLP.build).
 BATCH = 400
-#: Outputs added per violating pair and direction in one round (its worst ones).
-PER_PAIR = 1
+#: Pairs per group evaluated in the rounds between full evaluations (besides those cut).
+ACTIVE = 256
 #: Rounds of constraint generation before giving up.
 MAX_ROUNDS = 200
 #: Every mass is at least this fraction of the discrete Laplace law's mass there (see below).
@@ -230,17 +231,18 @@ class NoiseLP:
     batch: int = BATCH
     rounds: int = 0                   # LP solves so far (set by the caller)
     cuts: set = field(default_factory=set)
-    logs: list = field(default_factory=list)     # [log terms of a, of b], a row per cut
-    scaled: Any = None                           # (epsilon, the rows of logs scaled at it)
+    active: list = field(default_factory=list)   # per group: pairs evaluated every round
+    logs: list = field(default_factory=list)     # blocks (log terms of a, of b), a row per cut
+    backend: str = "auto"                        # see _optimal_highs.highs_module
+    solver: Any = None                           # ((epsilon, extra id), WarmLP, blocks sent)
 
     @classmethod
     def build(cls, groups: list[Group], *, lo: int, hi: int, tail_scale: float,
               objective: tuple, extra: Any = None, batch: int = BATCH) -> NoiseLP:
         """The LP for ``groups`` (pairs of one coordinate) and a core ``lo .. hi``."""
         pmf = [PmfGroup.build(g, tail_scale) for g in groups]
-        pairs = sum(len(g.pairs) for g in groups)
         return cls(pmf, lo, hi, loss_vector(objective, lo, hi, tail_scale), extra,
-                   max(batch, PER_PAIR * pairs // 10))
+                   max(batch, 4 * (hi - lo + 1)))
 
     @property
     def tail_scale(self) -> float:
@@ -258,82 +260,97 @@ class NoiseLP:
         because the masses differ by orders of magnitude."""
         return laplace_unit(self.lo, self.hi, self.tail_scale)
 
-    def _matrix(self, epsilon: float) -> Any:
-        """The generated rows at ``epsilon`` on the scaled columns, each scaled to a largest
-        coefficient of 1, then the fixed rows. Rows already scaled at this ``epsilon`` are
-        kept from the previous call."""
-        from scipy import sparse  # type: ignore[import-untyped]
-
-        if self.scaled is None or self.scaled[0] != epsilon:
-            self.scaled = (epsilon, np.zeros((0, self.hi - self.lo + 1)))
-        done = self.scaled[1].shape[0]
-        if self.logs and self.logs[0].shape[0] > done:
-            log_unit = np.log(self.unit)[None, :]
-            la, lb = self.logs[0][done:] + log_unit, self.logs[1][done:] + log_unit
-            top = np.maximum(la.max(axis=1), lb.max(axis=1))[:, None]
-            rows = np.exp(la - top) - math.exp(epsilon) * np.exp(lb - top)
-            self.scaled = (epsilon, np.vstack([self.scaled[1], rows]))
-        blocks = [sparse.csr_matrix(self.scaled[1])] if self.scaled[1].shape[0] else []
-        if self.extra is not None:
-            blocks.append(sparse.csr_matrix(self.extra))
-        return sparse.vstack(blocks).tocsr() if blocks else None
+    def _scaled_rows(self, epsilon: float, start: int) -> np.ndarray:
+        """The generated rows from ``start`` on, at ``epsilon``, on the scaled columns, each
+        scaled to a largest coefficient of 1."""
+        log_unit = np.log(self.unit)[None, :]
+        la = np.vstack([a for a, _ in self.logs[start:]]) + log_unit
+        lb = np.vstack([b for _, b in self.logs[start:]]) + log_unit
+        top = np.maximum(la.max(axis=1), lb.max(axis=1))[:, None]
+        return np.exp(la - top) - math.exp(epsilon) * np.exp(lb - top)
 
     def _solve_once(self, epsilon: float) -> np.ndarray:
-        from scipy.optimize import linprog  # type: ignore[import-untyped]
+        """Optimal masses for the rows so far at ``epsilon``: the same solver instance (and
+        its basis) while ``epsilon`` and the fixed rows stay, a new one otherwise."""
+        key = (epsilon, id(self.extra))
+        if self.solver is None or self.solver[0] != key:
+            unit = self.unit
+            self.solver = (key, WarmLP(self.objective * unit, unit, FLOOR, self.backend), 0)
+            self.solver[1].add(self.extra)
+        key, lp, sent = self.solver
+        total = len(self.logs)
+        if total > sent:
+            lp.add(self._scaled_rows(epsilon, sent))
+        self.solver = (key, lp, total)
+        return np.clip(lp.solve(), 0.0, None) * self.unit
 
-        a_ub, unit = self._matrix(epsilon), self.unit
-        res = linprog(self.objective * unit, A_ub=a_ub,
-                      b_ub=None if a_ub is None else np.zeros(a_ub.shape[0]),
-                      A_eq=unit[None, :], b_eq=[1.0], bounds=(FLOOR, None), method="highs",
-                      options={"primal_feasibility_tolerance": 1e-10,
-                               "dual_feasibility_tolerance": 1e-10})
-        if res.status != 0:
-            raise SolverError(f"the noise LP failed ({res.message}); ask for a smaller "
-                              "epsilon or dp_epsilon, or use ExactLaplaceMechanism")
-        return np.clip(res.x, 0.0, None) * unit
+    def _group_cuts(self, gi: int, law: TailedLaw, epsilon: float, tol: float,
+                    full: bool) -> np.ndarray:
+        """Rows ``(excess, group, pair, direction, output index)``: at every output and in
+        each direction the pair of group ``gi`` (of all, or of the active ones) violated the
+        most, if by more than ``tol``. A full evaluation also renews the active pairs."""
+        g, active = self.groups[gi], None if full else self.active[gi]
+        pick = np.arange(len(g.group.pairs)) if active is None else np.flatnonzero(active)
+        gap, parts = g.gaps(law, active), []
+        worst = np.abs(gap).max(axis=1, initial=-np.inf) - epsilon
+        for sign in (1, -1):
+            excess = sign * gap - epsilon
+            p = np.argmax(excess, axis=0)
+            j = np.arange(excess.shape[1])
+            top = excess[p, j]
+            keep = top > tol
+            parts.append(np.column_stack([top[keep], np.full(keep.sum(), gi), pick[p[keep]],
+                                          np.full(keep.sum(), sign), j[keep]]))
+        if full:
+            self.active[gi] = self._renewed(gi, worst)
+        return np.vstack(parts)
 
-    def _violations(self, v: np.ndarray, epsilon: float, tol: float) -> list[tuple]:
-        """The most violated new (group, pair, direction, output index) cuts at ``v``: per
-        pair and direction its ``PER_PAIR`` worst outputs, the ``batch`` worst overall."""
-        law, parts = self.law(v), []
-        for gi, g in enumerate(self.groups):
-            gap = g.gaps(law)
-            k = min(PER_PAIR, gap.shape[1])
-            for sign in (1, -1):
-                excess = sign * gap - epsilon
-                j = np.argpartition(-excess, k - 1, axis=1)[:, :k]
-                worst = np.take_along_axis(excess, j, axis=1)
-                p, col = np.nonzero(worst > tol)
-                parts.append(np.column_stack([worst[p, col], np.full(p.size, gi), p,
-                                              np.full(p.size, sign), j[p, col]]))
-        table = np.vstack(parts)
+    def _renewed(self, gi: int, worst: np.ndarray) -> np.ndarray:
+        """The active pairs of group ``gi`` after a full evaluation: those cut so far and the
+        ``ACTIVE`` of largest violation (``worst``: each pair's, all pairs)."""
+        active = np.zeros(worst.size, dtype=bool)
+        active[np.argsort(-worst, kind="stable")[:ACTIVE]] = True
+        active[[p for g, p, _, _ in self.cuts if g == gi]] = True
+        return active
+
+    def _violations(self, v: np.ndarray, epsilon: float, tol: float,
+                    full: bool = True) -> list[tuple]:
+        """New cuts ``(group, pair, direction, output index)`` at ``v`` (see
+        :meth:`_group_cuts`), the most violated first, at most ``batch``."""
+        law = self.law(v)
+        if not self.active:
+            self.active = [None] * len(self.groups)
+        table = np.vstack([self._group_cuts(gi, law, epsilon, tol, full or a is None)
+                           for gi, a in enumerate(self.active)])
         table = table[np.argsort(-table[:, 0], kind="stable")]
         keys = (tuple(int(x) for x in row[1:]) for row in table)
         fresh = (k for k in keys if k not in self.cuts)
         return [k for k, _ in zip(fresh, range(self.batch), strict=False)]
 
     def _add(self, cuts: list[tuple]) -> None:
-        """Append the rows of ``cuts`` (their log terms, computed once)."""
+        """Append the rows of ``cuts`` (their log terms, computed once per group)."""
         m, new_a, new_b = self.hi - self.lo, [], []
-        for gi, p, sign, j in cuts:
-            g = self.groups[gi]
-            a, b = g.group.first[p], g.group.second[p]
-            if sign < 0:
-                a, b = b, a
-            terms = g.term_logs(np.array([a, b]), np.array([j, j]), m)
-            new_a.append(terms[:1])
-            new_b.append(terms[1:])
-            self.cuts.add((gi, p, sign, j))
-        self.logs = [np.vstack([self.logs[0], *new_a]), np.vstack([self.logs[1], *new_b])] \
-            if self.logs else [np.vstack(new_a), np.vstack(new_b)]
+        table = np.array(cuts, dtype=np.int64).reshape(-1, 4)
+        for gi in np.unique(table[:, 0]):
+            g, (p, sign, j) = self.groups[gi], table[table[:, 0] == gi, 1:].T
+            a = np.where(sign > 0, g.group.first[p], g.group.second[p])
+            b = np.where(sign > 0, g.group.second[p], g.group.first[p])
+            new_a.append(g.term_logs(a, j, m))
+            new_b.append(g.term_logs(b, j, m))
+        self.cuts.update(cuts)
+        self.logs.append((np.vstack(new_a), np.vstack(new_b)))
 
     def solve(self, epsilon: float, tol: float, max_rounds: int = MAX_ROUNDS
               ) -> tuple[np.ndarray, int]:
         """Masses optimal for the rows generated until no (pair, θ, output) is violated by
-        more than ``tol`` nats at ``epsilon``; returns them and the rounds used."""
+        more than ``tol`` nats at ``epsilon``; returns them and the rounds used. Rounds after
+        the first look at the active pairs only; when those hold, every pair is evaluated
+        (so the answer is the same), and the active pairs are renewed."""
         for rounds in range(1, max_rounds + 1):
             v = self._solve_once(epsilon)
-            cuts = self._violations(v, epsilon, tol)
+            cuts = self._violations(v, epsilon, tol, full=False)
+            if not cuts:
+                cuts = self._violations(v, epsilon, tol, full=True)
             if not cuts:
                 return v, rounds
             self._add(cuts)
