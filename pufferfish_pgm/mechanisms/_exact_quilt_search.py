@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._budget import check_allocation, memory_budget
 from ..privacy_loss import scale_floor
 from ..privacy_loss._bisection import SLACK
 from ..privacy_loss._pair_rows import Group
@@ -47,8 +48,9 @@ TRIES_AFTER = 8
 class Setup:
     """What the search needs: classes, their candidates, the laws behind each key (objects
     whose ``rows(key)`` gives :class:`QuiltRows`), the quilts skipped per node and the nodes
-    whose candidates were cut (networks), and the window of the classes (chains; None for
-    networks): the largest quilt distance and open-side length whose laws may be computed."""
+    whose candidates were cut (networks), the window of the classes (chains; None for
+    networks): the largest quilt distance and open-side length whose laws may be computed,
+    and the memory budget (``memory_budget=`` of the mechanism; None: the default)."""
 
     classes: list
     candidates: list
@@ -56,6 +58,7 @@ class Setup:
     skipped: Mapping
     cut: tuple
     window: int | None
+    budget: int | float | str | None = None
 
     def describe(self, key: tuple | None, node: Hashable | None) -> tuple:
         """The quilt nodes of a key at ``node`` (for the evidence)."""
@@ -83,6 +86,8 @@ class Search:
         self.evaluations = 0
         self._loss: dict[int, tuple[float, np.ndarray]] = {}
         self._groups: dict[int, tuple[Group, np.ndarray] | None] = {}
+        self._held: dict[int, QuiltRows] = {}   # the rows behind each group
+        self._bytes, self.budget = 0, memory_budget(setup.budget)
         self._recent: list[tuple] = []
         self._priors: dict[tuple, tuple[np.ndarray, np.ndarray, bool]] = {}
         self.need = [0.0] * len(setup.classes)
@@ -95,8 +100,32 @@ class Search:
         rows = self.setup.laws[c].rows(key)
         gid = id(rows)   # laws objects may share rows (windowed queries); they are kept
         if gid not in self._groups:
+            if len(rows.first):
+                self._make_room(c, key, rows)
             self._groups[gid] = None if not len(rows.first) else _unordered(rows)
+            self._held[gid] = rows
         return self._groups[gid]
+
+    def _make_room(self, c: int, key: tuple, rows: QuiltRows) -> None:
+        """Check one quilt's scalar laws against the memory budget (the table and its
+        densities: 16 bytes a cell), and keep the tables held to at most half of it: past
+        that, the laws of every quilt that is no class's winner are released (recomputed if
+        needed)."""
+        cells = rows.cells()
+        if not rows.grids:   # windowed laws check their own, forward pass included
+            check_allocation(16 * cells, budget=self.budget, what=(
+                f"the exact laws of quilt {key} of node {self.setup.classes[c].node} "
+                f"({cells:,} cells; a smaller max_window or a larger window_tolerance gives "
+                "smaller quilts)"))
+        if self._bytes + 8 * cells > self.budget // 2:
+            keep = {id(self.setup.laws[j].rows(w)) for j, w in enumerate(self.winner)
+                    if w != MQM}
+            for gid in [g for g in self._groups if g not in keep]:
+                del self._groups[gid]
+                self._loss.pop(gid, None)
+                self._held.pop(gid).release()
+            self._bytes = sum(8 * r.cells() for r in self._held.values())
+        self._bytes += 8 * cells
 
     def _losses(self, c: int, key: tuple, scale: float) -> np.ndarray:
         gid = id(self.setup.laws[c].rows(key))

@@ -315,17 +315,17 @@ def _setup(mech: ExactQuiltMechanism, framework: Framework, query: Any,
     plan: Any = mqm.plan   # chains: a ChainPlan (sorted nodes and their σ)
     if framework.scenarios.kind != "chain":
         return Setup(*network_setup(framework, query, plan, mech.max_candidates,
-                                    mech.max_quilt_assignments), None)
+                                    mech.max_quilt_assignments), None, mech.memory_budget)
     window = _window(mech.max_window, framework)
     nodes, sigma = np.asarray(plan.nodes), np.asarray(plan.sigma)
     if isinstance(query, WindowedQuery):   # the window is the longest block that fits
         classes, candidates, laws, window = vector_chain_setup(
             framework, window_code(framework, query), query.width, window, nodes, sigma,
             mech.max_window_cells, mech.memory_budget)
-        return Setup(classes, candidates, laws, {}, (), window)
+        return Setup(classes, candidates, laws, {}, (), window, mech.memory_budget)
     if window < framework.scenarios.members[0].length - 1:   # else every node's empty quilt
         window = mixing_window(list(framework.scenarios), _all_pairs(framework), mech.epsilon,
                                window, mech.window_tolerance)[0]
     classes, candidates, laws = chain_setup(framework, _chain_weights(framework, query),
                                             window, nodes, sigma)
-    return Setup(classes, candidates, laws, {}, (), window)
+    return Setup(classes, candidates, laws, {}, (), window, mech.memory_budget)

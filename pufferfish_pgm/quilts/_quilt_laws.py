@@ -142,18 +142,26 @@ class QuiltRows:
     def table(self) -> np.ndarray:
         """The rows (computed on the first call when given as a function)."""
         if callable(self.rows):
+            object.__setattr__(self, "_build", self.rows)
             object.__setattr__(self, "rows", self.rows())
         assert isinstance(self.rows, np.ndarray)
         return self.rows
+
+    def release(self) -> None:
+        """Free rows given as a function (the next :meth:`table` recomputes them)."""
+        build = self.__dict__.get("_build")
+        if build is not None:
+            object.__setattr__(self, "rows", build)
+
+    def cells(self) -> int:
+        """Cells of the rows' table, known before it is computed."""
+        count = int(max(self.first.max(initial=-1), self.second.max(initial=-1))) + 1
+        return count * int(np.prod([g.size for g in self.axes()]))
 
 
 def _left_distance(key: tuple) -> int:
     """a, the distance of the left quilt node of ``key`` (0: open left side)."""
     return key[1] if key[0] == "two" else key[2] if key[0] == "left" else 0
-
-
-def _finite(x: np.ndarray) -> np.ndarray:
-    return np.isfinite(x)
 
 
 class ChainQuiltLaws:
@@ -218,7 +226,7 @@ class ChainQuiltLaws:
         # (m, kl, kr): log P(x_Q, X_i = s) up to the prior; finite where possible
         one = tl[:, s].T[:, :, None] + tr[s][:, None, :]
         two = tl[:, s2].T[:, :, None] + tr[s2][:, None, :]
-        both = _finite(one) & _finite(two)
+        both = np.isfinite(one) & np.isfinite(two)
         m, u, v = np.nonzero(both)
         if open_left:   # P(x_Q | s) = P^b[s, v] (or 1): the start table's total is q_i(s)
             r0 = (tr[s[m], v] - tr[s2[m], v])
@@ -226,7 +234,7 @@ class ChainQuiltLaws:
             r0 = (tl[u, s[m]] - tl[u, s2[m]]) + (tr[s[m], v] - tr[s2[m], v])
         first, second = _row_ids(u, s[m], s2[m], v, left.shape[1], right.shape[1], index,
                                  offset)
-        bm, bu, _ = np.nonzero(_finite(one) & ~_finite(two))
+        bm, bu, _ = np.nonzero(np.isfinite(one) & ~np.isfinite(two))
         blockers = np.stack([np.full(bm.size, theta), np.where(open_left, -1, bu), s[bm],
                              s2[bm]], axis=1)
         lefts = np.full(m.size, -1) if open_left else u
