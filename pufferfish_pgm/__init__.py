@@ -64,6 +64,7 @@ from .scenarios import (
     read_ordonez,
     save_chain_class,
     sequences_from_events,
+    transition_counts,
 )
 from .secrets import (
     Framework,
@@ -153,6 +154,7 @@ __all__ = [
     "secret_pairs",
     "secret_probability",
     "sequences_from_events",
+    "transition_counts",
     "verify",
 ]
 __version__ = "0.1.0"

@@ -208,3 +208,67 @@ def test_bad_data(data, options: dict, error: type, fragment: str) -> None:
         pp.MarkovChainScenario.fit(data, **options)
     assert fragment in str(info.value)
     assert isinstance(info.value, PufferfishError)
+
+
+# ------------------------------------------------------------------------ map-reduce (issue 25)
+
+def _same_chain(a: pp.MarkovChainScenario, b: pp.MarkovChainScenario) -> None:
+    assert a.states == b.states and a.length == b.length and a.name == b.name
+    np.testing.assert_array_equal(a.transition, b.transition)       # bit for bit
+    if isinstance(a.initial, str):
+        assert a.initial == b.initial
+    else:
+        np.testing.assert_array_equal(a.initial, b.initial)
+
+
+def test_from_counts_by_hand() -> None:
+    # SEQUENCES' counts: n(a->a)=1, n(a->b)=2, n(b->a)=2, n(b->b)=3; first states a, b, a
+    mc = pp.MarkovChainScenario.from_counts([[1, 2], [2, 3]], [2, 1], 4, states=("a", "b"))
+    _same_chain(mc, pp.MarkovChainScenario.fit(SEQUENCES))
+    np.testing.assert_allclose(mc.transition, ML_TRANSITION, atol=1e-15)
+
+
+@pytest.mark.parametrize("options", [{}, {"pseudocount": 1.0}, {"initial": "stationary"},
+                                     {"length": 9, "pseudocount": 0.5}])
+def test_partitions_summed_equal_fit_on_the_union(options) -> None:
+    parts = [SEQUENCES[:1], SEQUENCES[1:2], SEQUENCES[2:]]
+    total = sum(pp.transition_counts(p) for p in parts)
+    _same_chain(total.chain(**options), pp.MarkovChainScenario.fit(SEQUENCES, **options))
+
+
+def test_partitions_with_different_states_and_tables() -> None:
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 4, (200, 30))
+    codes[:100][codes[:100] == 3] = 2           # the first half never shows state 3
+    frame = pd.DataFrame(codes)
+    parts = [frame.iloc[:100], codes[100:150], [list(r) for r in codes[150:]]]
+    partials = [pp.transition_counts(p) for p in parts]
+    assert partials[0].states == (0, 1, 2) and type(partials[0].states[0]) is int
+    total = partials[2] + partials[0] + partials[1]                  # any order
+    _same_chain(total.chain(), pp.MarkovChainScenario.fit(codes))
+    fixed = sum(pp.transition_counts(p, states=[3, 2, 1, 0]) for p in parts)
+    _same_chain(fixed.chain(pseudocount=0.1),
+                pp.MarkovChainScenario.fit(codes, states=[3, 2, 1, 0], pseudocount=0.1))
+
+
+def test_ragged_label_sequences() -> None:
+    seqs = [["rest", "walk"], ["walk", "walk", "run", "rest"], ["run"]]
+    total = pp.transition_counts(seqs[:2]) + pp.transition_counts(seqs[2:])
+    _same_chain(total.chain(pseudocount=1.0), pp.MarkovChainScenario.fit(seqs, pseudocount=1.0))
+
+
+def test_counting_errors_name_the_place() -> None:
+    with pytest.raises(InvalidDataError, match="sequence 1 has a missing value"):
+        pp.transition_counts(np.array([[0.0, 1.0], [1.0, np.nan]]))
+    with pytest.raises(InvalidDataError, match="sequence 0, position 1: state 'x'"):
+        pp.transition_counts([["a", "x"]], states=["a", "b"])
+    with pytest.raises(InvalidDataError, match="no sequences"):
+        pp.transition_counts(np.zeros((0, 3)))
+    with pytest.raises(InvalidDataError, match="state 'b' is never followed"):
+        pp.MarkovChainScenario.from_counts([[1, 0], [0, 0]], [1, 0], 3, states=["a", "b"])
+    with pytest.raises(InvalidDataError, match="shape"):
+        pp.MarkovChainScenario.from_counts([[1, 0], [0, 1]], [1, 0, 0], 3)
+    with pytest.raises(InvalidDataError, match="counts >= 0"):
+        pp.MarkovChainScenario.from_counts([[1, -1], [0, 1]], [1, 0], 3)
+    with pytest.raises(InvalidParameterError, match="pseudocount"):
+        pp.MarkovChainScenario.from_counts([[1, 0], [0, 1]], [1, 0], 3, pseudocount=-1)

@@ -36,15 +36,12 @@ True
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..errors import ParameterTypeError
 from ._release import coordinate_names, encode_rows, evaluate_codes, records
-
-if TYPE_CHECKING:
-    from .base import Calibration
 
 __all__ = ["add_noise", "answers", "as_table"]
 
@@ -70,8 +67,9 @@ def as_table(batch: Any) -> Any:
                          zip(names, columns, strict=True)})
 
 
-def answers(cal: Calibration, batch: Any) -> Any:
-    """The exact integer answers of ``cal.query`` on every user of ``batch``, no noise.
+def answers(cal: Any, batch: Any) -> Any:
+    """The exact integer answers of ``cal.query`` (``cal`` a ``Calibration``; not imported
+    here, which would close an import circle with ``base``) on every user of ``batch``, no noise.
 
     A table (pandas, Arrow or Polars; one row per user) gives pandas: a Series named by the
     query for a scalar query, a DataFrame with one column per coordinate (histogram bar,
@@ -95,7 +93,7 @@ def answers(cal: Calibration, batch: Any) -> Any:
     return pd.DataFrame(out, index=table.index, columns=list(coordinate_names(cls, cal.query)))
 
 
-def add_noise(cal: Calibration, values: Any, rng: Any = None) -> Any:
+def add_noise(cal: Any, values: Any, rng: Any = None) -> Any:
     """``values`` (exact answers, or their exact sum) plus the calibrated noise, of the same
     kind: a numpy array, a number, or a pandas Series/DataFrame (index and columns kept).
 

@@ -10,6 +10,7 @@ from ._events import sequences_from_events
 from ._model_files import DEFAULT_MODEL, default_model_path, load_scenarios, save_chain_class
 from ._scenario_class import ScenarioClass, as_class
 from ._scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario
+from ._transition_counts import TransitionCounts, transition_counts
 
 __all__ = [
     "BayesianNetworkScenario",
@@ -17,6 +18,7 @@ __all__ = [
     "MarkovChainScenario",
     "Scenario",
     "ScenarioClass",
+    "TransitionCounts",
     "as_class",
     "contagion",
     "default_model_path",
@@ -25,4 +27,5 @@ __all__ = [
     "read_ordonez",
     "save_chain_class",
     "sequences_from_events",
+    "transition_counts",
 ]

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
 
-__all__ = ["as_sequences", "fit_chain", "fit_groups"]
+__all__ = ["as_sequences", "chain_from_counts", "check_pseudocount", "fit_chain", "fit_groups"]
 
 
 def _is_sequence(x: Any) -> bool:
@@ -106,7 +106,8 @@ def fit_chain(cls: type, sequences: Any, *, length: int | None, states: Sequence
 
     ``P[s, t] = (n(s→t) + c) / (n(s→·) + k c)`` with pseudocount ``c``. ``initial`` is
     ``"empirical"`` (frequencies of first states, with the same pseudocount), ``"stationary"``
-    or ``"any"``. ``length`` defaults to the longest sequence.
+    or ``"any"``. ``length`` defaults to the longest sequence. The counts are turned into
+    the chain by :func:`chain_from_counts`, as counts summed over partitions are.
 
     Examples
     --------
@@ -116,21 +117,68 @@ def fit_chain(cls: type, sequences: Any, *, length: int | None, states: Sequence
     >>> mc.transition.tolist(), mc.initial.tolist(), mc.length
     ([[0.0, 1.0], [0.0, 1.0]], [1.0, 0.0], 4)
     """
-    if isinstance(pseudocount, bool) or not isinstance(pseudocount, numbers.Real):
-        raise ParameterTypeError(
-            f"pseudocount must be a number, got the {type(pseudocount).__name__} {pseudocount!r}"
-        )
-    if not np.isfinite(pseudocount) or pseudocount < 0:
-        raise InvalidParameterError(
-            f"pseudocount must be a finite number >= 0, got {pseudocount!r}"
-        )
+    check_pseudocount(pseudocount)
     seqs = as_sequences(sequences)
     if not seqs:
         raise InvalidDataError("no sequences given; pass at least one sequence of states")
     _check_values(seqs)
     names = _state_list(seqs, states)
     trans, first = _counts(seqs, names)
-    trans += pseudocount
+    size = length if length is not None else max(len(s) for s in seqs)
+    start = first if initial == "empirical" else initial
+    return chain_from_counts(cls, trans, start, size, states=names, pseudocount=pseudocount,
+                             name=name)
+
+
+def check_pseudocount(pseudocount: Any) -> float:
+    """``pseudocount`` after checking it is a finite number >= 0."""
+    if isinstance(pseudocount, bool) or not isinstance(pseudocount, numbers.Real):
+        raise ParameterTypeError(
+            f"pseudocount must be a number, got the {type(pseudocount).__name__} {pseudocount!r}"
+        )
+    value = float(pseudocount)
+    if not np.isfinite(value) or value < 0:
+        raise InvalidParameterError(
+            f"pseudocount must be a finite number >= 0, got {pseudocount!r}"
+        )
+    return value
+
+
+def _count_array(name: str, counts: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``counts`` as a float array of ``shape`` after checking the entries are finite, >= 0."""
+    try:
+        array = np.array(counts, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ParameterTypeError(f"{name} must be an array of counts, got {counts!r}") from exc
+    if array.shape != shape:
+        raise InvalidDataError(f"{name} has shape {array.shape}; expected {shape} (one entry per "
+                               "state, transitions as a square from-state x to-state table)")
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise InvalidDataError(f"{name} must hold finite counts >= 0, got {counts!r}")
+    return array
+
+
+def chain_from_counts(cls: type, transitions: Any, initial: Any, length: int, *,
+                      states: Sequence | None = None, pseudocount: float = 0.0,
+                      name: str = "fitted chain") -> Any:
+    """The chain :func:`fit_chain` fits to sequences whose counts are given: ``transitions``
+    ``(k, k)`` (from-state x to-state) and ``initial`` (``k`` first-state counts, or
+    ``"stationary"`` / ``"any"``), with the same pseudocount rule.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovChainScenario
+    >>> mc = chain_from_counts(MarkovChainScenario, [[0, 1], [0, 2]], [1, 0], 4)
+    >>> mc.transition.tolist(), mc.initial.tolist()
+    ([[0.0, 1.0], [0.0, 1.0]], [1.0, 0.0])
+    """
+    c = check_pseudocount(pseudocount)
+    k = len(np.asarray(transitions, dtype=object))
+    trans = _count_array("transitions", transitions, (k, k)) + c
+    names = tuple(range(k)) if states is None else tuple(states)
+    if len(names) != k:
+        raise InvalidDataError(f"{len(names)} states but {k} rows of transition counts; give "
+                               "one state per row")
     rows = trans.sum(axis=1)
     if (rows == 0).any():
         s = names[int(np.argmax(rows == 0))]
@@ -139,10 +187,11 @@ def fit_chain(cls: type, sequences: Any, *, length: int | None, states: Sequence
             "is unknown; pass pseudocount > 0 or more data"
         )
     start: Any = initial
-    if initial == "empirical":
-        start = (first + pseudocount) / (first + pseudocount).sum()
-    size = length if length is not None else max(len(s) for s in seqs)
-    return cls(trans / rows[:, None], start, size, names, name=name)
+    if not isinstance(initial, str):
+        first = _count_array("initial", initial, (k,)) + c
+        start = first / first.sum()
+    return cls(trans / rows[:, None], start, length, None if states is None else names,
+               name=name)
 
 
 def fit_groups(class_type: type, chain_type: type, sequences: Sequence, groups: Sequence,

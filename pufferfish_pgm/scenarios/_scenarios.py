@@ -386,6 +386,25 @@ class MarkovChainScenario(_Domain):
         return fit_chain(cls, sequences, length=length, states=states,
                          pseudocount=pseudocount, initial=initial, name=name)
 
+    @classmethod
+    def from_counts(cls, transitions: Any, initial: Any, length: int, *,
+                    states: Sequence | None = None, pseudocount: float = 0.0,
+                    name: str = "fitted chain") -> MarkovChainScenario:
+        """The chain :meth:`fit` gives, from counts: ``transitions[s, t]`` steps from s to t
+        and ``initial`` first-state counts (or ``"stationary"`` / ``"any"``), summed over
+        partitions (:func:`~pufferfish_pgm.scenarios.transition_counts`); same pseudocount rule.
+        See :func:`pufferfish_pgm.scenarios._fit.chain_from_counts`.
+
+        Examples
+        --------
+        >>> MarkovChainScenario.from_counts([[1, 1], [1, 0]], [1, 0], 4).transition.tolist()
+        [[0.5, 0.5], [1.0, 0.0]]
+        """
+        from ._fit import chain_from_counts
+
+        return chain_from_counts(cls, transitions, initial, length, states=states,
+                                 pseudocount=pseudocount, name=name)
+
 
 Scenario = BayesianNetworkScenario | MarkovChainScenario
 
