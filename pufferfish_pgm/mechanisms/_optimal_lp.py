@@ -55,6 +55,7 @@ from ..privacy_loss._pair_rows import Group
 from ..privacy_loss._pmf_audit import PmfGroup, TailedLaw
 from ..queries import Query
 from ..secrets import Framework
+from ._optimal_groups import build_lean, noiseless_losses, pair_blocks
 from ._optimal_highs import WarmLP
 
 __all__ = ["NoiseLP", "SolverError", "dp_loss", "dp_rows", "dp_shift", "dp_shifts",
@@ -219,6 +220,19 @@ def dp_rows(lo: int, hi: int, tail_scale: float, shifts: tuple[int, ...],
     return sparse.csr_matrix((vals, (rows, cols)), shape=(n, hi - lo + 1))
 
 
+def _running_max(top: tuple, excess: np.ndarray, block: np.ndarray) -> tuple:
+    """Per output, the largest ``excess`` so far and its pair: ``top`` updated by one block
+    (``excess`` one row per pair of ``block``)."""
+    best, pair = top
+    pair = np.zeros(best.size, dtype=np.int64) if pair.size == 0 else pair
+    if block.size == 0:
+        return best, pair
+    row = np.argmax(excess, axis=0)
+    value = excess[row, np.arange(best.size)]
+    better = value > best
+    return np.where(better, value, best), np.where(better, block[row], pair)
+
+
 @dataclass(eq=False)
 class NoiseLP:
     """The LP of the module docstring with its generated rows (mutable: rows accumulate)."""
@@ -232,6 +246,7 @@ class NoiseLP:
     rounds: int = 0                   # LP solves so far (set by the caller)
     cuts: set = field(default_factory=set)
     active: list = field(default_factory=list)   # per group: pairs evaluated every round
+    noiseless: list = field(default_factory=list)  # per group: each pair's noiseless loss
     logs: list = field(default_factory=list)     # blocks (log terms of a, of b), a row per cut
     backend: str = "auto"                        # see _optimal_highs.highs_module
     solver: Any = None                           # ((epsilon, extra id), WarmLP, blocks sent)
@@ -240,9 +255,10 @@ class NoiseLP:
     def build(cls, groups: list[Group], *, lo: int, hi: int, tail_scale: float,
               objective: tuple, extra: Any = None, batch: int = BATCH) -> NoiseLP:
         """The LP for ``groups`` (pairs of one coordinate) and a core ``lo .. hi``."""
-        pmf = [PmfGroup.build(g, tail_scale) for g in groups]
+        pmf = [build_lean(g, tail_scale) for g in groups]
         return cls(pmf, lo, hi, loss_vector(objective, lo, hi, tail_scale), extra,
-                   max(batch, 4 * (hi - lo + 1)))
+                   max(batch, 4 * (hi - lo + 1)),
+                   noiseless=[noiseless_losses(g) for g in groups])
 
     @property
     def tail_scale(self) -> float:
@@ -287,22 +303,25 @@ class NoiseLP:
     def _group_cuts(self, gi: int, law: TailedLaw, epsilon: float, tol: float,
                     full: bool) -> np.ndarray:
         """Rows ``(excess, group, pair, direction, output index)``: at every output and in
-        each direction the pair of group ``gi`` (of all, or of the active ones) violated the
-        most, if by more than ``tol``. A full evaluation also renews the active pairs."""
-        g, active = self.groups[gi], None if full else self.active[gi]
-        pick = np.arange(len(g.group.pairs)) if active is None else np.flatnonzero(active)
-        gap, parts = g.gaps(law, active), []
-        worst = np.abs(gap).max(axis=1, initial=-np.inf) - epsilon
-        for sign in (1, -1):
-            excess = sign * gap - epsilon
-            p = np.argmax(excess, axis=0)
-            j = np.arange(excess.shape[1])
-            top = excess[p, j]
-            keep = top > tol
-            parts.append(np.column_stack([top[keep], np.full(keep.sum(), gi), pick[p[keep]],
-                                          np.full(keep.sum(), sign), j[keep]]))
+        each direction the pair of group ``gi`` (of all that need rows, or of the active
+        ones) violated the most, if by more than ``tol``. A full evaluation also renews the
+        active pairs."""
+        g = self.groups[gi]
+        live = self.noiseless[gi] > epsilon            # the others never violate (proof)
+        pick = np.flatnonzero(live if full else live & self.active[gi])
+        worst = np.full(live.size, -np.inf)
+        top = {s: (np.full(g.width + self.hi - self.lo, -np.inf), np.zeros(0)) for s in (1, -1)}
+        for block, gap in pair_blocks(g, law, pick):
+            worst[block] = np.abs(gap).max(axis=1) - epsilon
+            for sign in (1, -1):
+                top[sign] = _running_max(top[sign], sign * gap - epsilon, block)
         if full:
             self.active[gi] = self._renewed(gi, worst)
+        parts = []
+        for sign, (best, pair) in top.items():
+            j = np.flatnonzero(best > tol)
+            parts.append(np.column_stack([best[j], np.full(j.size, gi), pair[j],
+                                          np.full(j.size, sign), j]))
         return np.vstack(parts)
 
     def _renewed(self, gi: int, worst: np.ndarray) -> np.ndarray:
@@ -319,9 +338,10 @@ class NoiseLP:
         :meth:`_group_cuts`), the most violated first, at most ``batch``."""
         law = self.law(v)
         if not self.active:
-            self.active = [None] * len(self.groups)
-        table = np.vstack([self._group_cuts(gi, law, epsilon, tol, full or a is None)
-                           for gi, a in enumerate(self.active)])
+            self.active = [np.zeros(len(g.group.pairs), dtype=bool) for g in self.groups]
+            full = True
+        table = np.vstack([self._group_cuts(gi, law, epsilon, tol, full)
+                           for gi in range(len(self.groups))])
         table = table[np.argsort(-table[:, 0], kind="stable")]
         keys = (tuple(int(x) for x in row[1:]) for row in table)
         fresh = (k for k in keys if k not in self.cuts)

@@ -43,10 +43,11 @@ from ..privacy_loss import AuditReport, noiseless_epsilon, release_layout
 from ..privacy_loss._audit import coverage_note
 from ..privacy_loss._bisection import NOISELESS_MARGIN, SLACK
 from ..privacy_loss._pair_rows import MAX_GRID, build_groups, refuse_any_start
-from ..privacy_loss._pmf_audit import noise_report
+from ..privacy_loss._pmf_audit import TailedLaw
 from ..queries import Query
 from ..secrets import Framework
 from ._certificate_noise import noise_calibration
+from ._optimal_groups import chunked_report
 from ._optimal_lp import NoiseLP, dp_loss, dp_rows, dp_shift, dp_shifts
 from ._release import Release
 from .base import Calibration, Mechanism
@@ -283,8 +284,8 @@ class OptimalNoiseMechanism(Mechanism):
             v, used = lp.solve(target, tol=0.5 * margin * self.epsilon)
             rounds += used
             noise = IntegerNoise.quantise(lp.lo, v, lp.tail_scale)
-            report = noise_report(lp.groups, noise, problem.names, problem.skipped,
-                                  problem.coverage)
+            report = chunked_report(lp.groups, TailedLaw.of(noise), problem.names,
+                                    problem.skipped, problem.coverage)
             dp = 0.0 if self.dp_epsilon is None else dp_loss(noise, problem.shifts)
             dp_ok = self.dp_epsilon is None or _within(dp, self.dp_epsilon)
             if report.passes(self.epsilon, SLACK) and dp_ok:
