@@ -27,9 +27,10 @@ class _Log:
     def __init__(self, user: np.ndarray, start: np.ndarray, end: np.ndarray, code: np.ndarray,
                  user_names: np.ndarray, state_names: np.ndarray) -> None:
         self.start, self.end, self.code = start, end, code
-        self.user_names, self.state_names = user_names, state_names
         cuts = np.flatnonzero(np.diff(user)) + 1
         self.bounds = np.concatenate([[0], cuts, [len(user)]])
+        # one name per group of rows: a user whose intervals were all empty has no group
+        self.user_names, self.state_names = user_names[user[self.bounds[:-1]]], state_names
         heads = self.bounds[:-1]
         self.first_day = np.minimum.reduceat(start, heads) // DAY_NS
         self.last_day = np.maximum.reduceat(end - 1, heads) // DAY_NS  # last instant covered
