@@ -223,11 +223,22 @@ class Search:
         return best
 
     def _bisect(self, c: int, key: tuple, lo: float, hi: float) -> float:
+        """Smallest passing scale of one key in (lo, hi], hi passing, up to rtol. Once a
+        scale fails, every later trial is above it, so the row pairs that passed there pass
+        at every later trial (losses never increase with λ) and are not evaluated again;
+        the scale returned is re-checked on every comparison by :meth:`run`."""
         built = self._group(c, key)
-        floor = scale_floor([built[0]], self.epsilon) if built is not None else hi
+        if built is None:
+            return hi
+        group, pair = built
+        ok, r, _ = self._prior_part(c, key)
+        need = np.full(len(group.pairs), -np.inf)   # per row pair: its largest prior part
+        np.maximum.at(need, pair[ok], r[ok])
+        active = np.isfinite(need)
+        floor = scale_floor([group], self.epsilon)
         while lo <= 0.0:
             trial = max(hi / 8.0, floor)
-            if self.bound(c, key, trial) > self.limit:
+            if self._fails(group, need, active, trial):
                 lo = trial
             elif trial <= floor:
                 return trial
@@ -235,11 +246,25 @@ class Search:
                 hi = trial
         while hi - lo > self.rtol * hi:
             mid = float(np.sqrt(lo * hi)) if hi > 4.0 * lo else 0.5 * (lo + hi)
-            if self.bound(c, key, mid) <= self.limit:
-                hi = mid
-            else:
+            if self._fails(group, need, active, mid):
                 lo = mid
+            else:
+                hi = mid
         return hi
+
+    def _fails(self, group: Group, need: np.ndarray, active: np.ndarray, scale: float) -> bool:
+        """Does some active row pair fail at ``scale``? If so, the others are deactivated
+        (in place): they pass here, hence at every larger scale."""
+        self.evaluations += 1
+        if not active.any():
+            return False
+        eps = group.epsilons(np.full(len(group.grids), scale), active)[0]
+        at = np.flatnonzero(active)
+        over = need[at] + eps > self.limit
+        if over.any():
+            active[at[~over]] = False
+            return True
+        return False
 
     def run(self) -> float:
         """The largest class threshold, re-checked on every class at the returned scale."""
