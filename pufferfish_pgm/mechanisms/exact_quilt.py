@@ -76,8 +76,9 @@ class ExactQuiltMechanism(Mechanism):
     window_tolerance : float, default 0.005
         Chains, scalar queries: the quilt search stops widening at the first distance d
         whose two-sided quilts {X_{i-d}, X_{i+d}} have a prior term <= this times ε for every
-        member and pair (wider quilts could lower the bound by at most that much;
-        ``docs/exact-quilt.md``, "Window"). 0: always ``max_window``.
+        member and pair (a choice of candidates for speed: wider quilts could save at most
+        that much prior term; the scale stays proven; ``docs/exact-quilt.md``, "Window").
+        0: always ``max_window``.
     max_chain_cells : int, default 10,000,000
         Chains with fixed initial laws: when the whole-chain count laws hold at most this many
         cells (Σ_θ T·k·C, C = T·max weight + 1), every node's empty quilt (its exact ε, the
