@@ -144,3 +144,55 @@ def test_a_user_with_only_empty_intervals_is_no_user() -> None:
     wide = sequences_from_events(events, slot="6h")
     assert list(wide.index.get_level_values(0)) == ["bob", "bob"]
     assert event_counts(events, "a", slot="6h").tolist() == [4, 4]
+
+
+# ------------------------------------------------------------------- Parquet in batches (item 5)
+
+def _log(users: int, days: int = 4) -> pd.DataFrame:
+    """A synthetic log: every user alternates 'a' and 'b' in intervals of 1 .. 5 hours."""
+    rng = np.random.default_rng(users)
+    rows = []
+    for u in range(users):
+        t = pd.Timestamp("2024-01-01") + pd.Timedelta(minutes=int(rng.integers(0, 600)))
+        stop = pd.Timestamp("2024-01-01") + pd.Timedelta(days=days)
+        while t < stop:
+            length = pd.Timedelta(minutes=int(rng.integers(60, 300)))
+            rows.append((f"u{u:03d}", t, t + length, "ab"[len(rows) % 2]))
+            t += length
+    return pd.DataFrame(rows, columns=["user", "start", "end", "state"])
+
+
+def test_batches_hold_whole_users_and_sum_to_the_whole_log(tmp_path) -> None:
+    pytest.importorskip("pyarrow")
+    log = _log(12)
+    folder = tmp_path / "log"
+    folder.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(log)), 3)):   # users cut across files
+        log.iloc[part].to_parquet(folder / f"part{i}.parquet", index=False)
+    batches = list(pp.scenarios.event_batches(folder, batch_rows=7))
+    users = [set(b["user"]) for b in batches]
+    assert sum(len(u) for u in users) == 12 and set().union(*users) == set(log["user"])
+    got = pd.concat([event_counts(b, "a", slot="10min", width=6) for b in batches])
+    pd.testing.assert_frame_equal(got, event_counts(log, "a", slot="10min", width=6),
+                                  check_index_type=False)
+
+
+def test_batches_refuse_a_user_in_two_places() -> None:
+    from pufferfish_pgm.scenarios._event_batches import _whole_users
+
+    log = pd.DataFrame({"user": ["a", "b", "a"], "start": [0, 0, 5], "end": [1, 1, 6],
+                        "state": ["x", "x", "x"]})
+    with pytest.raises(InvalidDataError, match="user 'a' has rows in two places"):
+        list(_whole_users([log.iloc[:2], log.iloc[2:]], "user", None))
+    with pytest.raises(pp.LimitExceededError, match="user 'a'"):
+        list(_whole_users([log.iloc[:1]] * 1, "user", 10))
+
+
+def test_batches_need_pyarrow_or_say_so(tmp_path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("pyarrow") is not None:
+        pytest.skip("pyarrow is installed")
+    (tmp_path / "log.parquet").write_bytes(b"PAR1")
+    with pytest.raises(pp.MissingDependencyError, match=r"pufferfish_pgm\[arrow\]"):
+        next(pp.scenarios.event_batches(tmp_path / "log.parquet"))

@@ -5,6 +5,7 @@ bundled model files; builders from contact graphs and household tables.
 """
 
 from ._builders import contagion, households
+from ._event_batches import event_batches
 from ._event_counts import event_counts
 from ._event_files import read_ordonez
 from ._events import sequences_from_events
@@ -23,6 +24,7 @@ __all__ = [
     "as_class",
     "contagion",
     "default_model_path",
+    "event_batches",
     "event_counts",
     "households",
     "load_scenarios",
