@@ -7,11 +7,14 @@ tails ``f(hi + j) = t_R (1 - r) r^j`` and ``f(lo - j) = t_L (1 - r) r^j`` have a
 ``p_a(w) <= e^ε p_b(w)`` is one row. The outputs beyond the core's reach need no rows: the
 ratio there is constant and equal to the one at the last row (the auditor's theorem).
 
-Rows are generated: solve with the rows found so far, evaluate every (pair, θ, output) at the
-solution with the exact auditor, add the worst output of each violating pair and direction
-(the most violated first, up to ``batch`` rows a round: 400 or a tenth of the number of
-pairs, whichever is more; more outputs per pair were tried and cost more than they saved),
-and repeat until none is violated by more than ``tol``.
+Rows are generated: solve with the rows found so far (one warm-started solver,
+:mod:`._optimal_highs`), evaluate the pairs at the solution with the exact auditor, add at
+every output and in each direction the row of the pair violated the most there (the most
+violated first, at most ``batch`` rows a round: 400 or four per column, whichever is more),
+and repeat until none is violated by more than ``tol``. Rounds evaluate the active pairs
+(those cut so far and the ``ACTIVE`` most violated of each group) until they hold, then every
+pair; pairs whose noiseless loss is at most the target never violate and are skipped
+(:mod:`._optimal_groups`, ``docs/optimal-noise.md``).
 
 Numerics: each row is scaled to a largest coefficient of 1 and each column by the discrete
 Laplace law's mass on the same core (the masses span hundreds of orders of magnitude; scaling
