@@ -130,6 +130,11 @@ def test_arrow_and_polars_batches(frame) -> None:
     for batch in (pa.Table.from_pandas(plain, preserve_index=False),
                   pa.RecordBatch.from_pandas(plain, preserve_index=False)):
         pd.testing.assert_frame_equal(cal.answers(batch), want)
+    labelled = pp.Calibration(mechanism="by hand", epsilon=1.0, scale=1.0, query=pp.Count("b"),
+                              framework=pp.Framework(pp.MarkovChainScenario(
+                                  [[0.5, 0.5], [0.5, 0.5]], "stationary", 3, states=["a", "b"])))
+    strings = pa.RecordBatch.from_pydict({"t0": ["a", "b"], "t1": ["b", "b"], "t2": ["a", "a"]})
+    assert labelled.answers(strings).tolist() == [1, 2]     # strings are not zero-copy
     pl = pytest.importorskip("polars")
     pd.testing.assert_frame_equal(cal.answers(pl.from_numpy(plain.to_numpy(),
                                                             schema=list(plain.columns))), want)

@@ -61,9 +61,13 @@ def as_table(batch: Any) -> Any:
         return batch
     import pandas as pd  # type: ignore[import-untyped]
 
-    names = list(batch.column_names if module == "pyarrow" else batch.columns)
-    columns = batch.columns if module == "pyarrow" else batch.get_columns()
-    return pd.DataFrame({name: np.asarray(col.to_numpy()) for name, col in
+    if module == "pyarrow":      # Arrays copy when they must (strings, nulls): not zero-copy
+        names = list(batch.column_names)
+        columns = [col.to_numpy(zero_copy_only=False) for col in batch.columns]
+    else:
+        names = list(batch.columns)
+        columns = [col.to_numpy() for col in batch.get_columns()]
+    return pd.DataFrame({name: np.asarray(col) for name, col in
                          zip(names, columns, strict=True)})
 
 
