@@ -22,6 +22,7 @@ import numpy as np
 from .distributions import DiscreteDistribution
 from .errors import MissingDependencyError
 from .mechanisms._registry import MECHANISM_ORDER, mechanism
+from .mechanisms._usefulness import quiet
 from .queries import Query
 from .quilts import PlanEntry
 from .scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario
@@ -82,7 +83,8 @@ def plot_scale_vs_epsilon(framework: Framework, query: Query, path: str | Path,
     names = [m for m in (mechanisms or MECHANISM_ORDER) if m != "entry"]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for name in names:
-        scales = [mechanism(name, float(e)).calibrate(framework, query).scale for e in eps]
+        with quiet():   # a comparison across ε: each point is not a release
+            scales = [mechanism(name, float(e)).calibrate(framework, query).scale for e in eps]
         ax.plot(eps, scales, marker="o", ms=3, label=name)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -104,8 +106,8 @@ def plot_quilt(scenario: Scenario, entry: PlanEntry, path: str | Path) -> Path:
     >>> from pufferfish_pgm.secrets import secret_pairs
     >>> from pufferfish_pgm.queries import Count
     >>> from pufferfish_pgm.mechanisms import MarkovQuiltMechanism
-    >>> mc = MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 40)
-    >>> fw = Framework(mc, secret_pairs(mc, nodes=[20]))
+    >>> mc = MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 500)
+    >>> fw = Framework(mc, secret_pairs(mc, nodes=[250]))
     >>> entry = MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1)).plan[0]
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     plot_quilt(mc, entry, Path(tmp) / "quilt.png").is_file()

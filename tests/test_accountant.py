@@ -148,6 +148,7 @@ def test_joint_audit_matches_brute_force_on_a_network() -> None:
                                                       rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_exact_releases_on_a_plain_chain_exceed_the_sum_of_their_epsilons() -> None:
     """Not a contrived model: two exactly calibrated releases on a sticky two-state chain,
     each exactly at its ε, leak a little more than ε_1 + ε_2 together."""
@@ -179,6 +180,7 @@ def test_joint_audit_rejects_bad_input() -> None:
 # ---------------------------------------------------------------- the accountant refuses
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_individually_private_releases_that_do_not_compose() -> None:
     bn = xor_network()
     fw = Framework(bn, secret_pairs(bn, nodes=["X0"]))
@@ -197,6 +199,7 @@ def test_individually_private_releases_that_do_not_compose() -> None:
     assert acc.epsilon == 0.1 and len(acc.releases) == 1   # the refused release left no trace
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_refuses_releases_calibrated_for_different_frameworks() -> None:
     cal_a = ExactLaplaceMechanism(epsilon=0.5).calibrate(Framework(CHAIN), Count(1))
     cal_b = ExactLaplaceMechanism(epsilon=0.5).calibrate(Framework(CHAIN_B), Count(1))
@@ -204,6 +207,7 @@ def test_refuses_releases_calibrated_for_different_frameworks() -> None:
         PrivacyAccountant().record(cal_a).record(cal_b)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_record_validates_its_arguments() -> None:
     cal = ExactLaplaceMechanism(epsilon=0.5).calibrate(Framework(CHAIN), Count(1))
     with pytest.raises(ParameterTypeError):
@@ -218,6 +222,7 @@ def test_record_validates_its_arguments() -> None:
 # ---------------------------------------------------------------- what composes
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_accountant_is_a_frozen_value() -> None:
     empty = PrivacyAccountant()
     cal = BlowfishLaplaceMechanism(epsilon=0.5).calibrate(Framework(IID), Count(1))
@@ -228,6 +233,7 @@ def test_accountant_is_a_frozen_value() -> None:
     assert "independent" not in one.summary() and "single release" in one.summary()
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_independent_records_add_and_the_joint_audit_agrees() -> None:
     fw = Framework(IID)
     cals = [BlowfishLaplaceMechanism(epsilon=0.5).calibrate(fw, Count(1)),
@@ -243,6 +249,7 @@ def test_independent_records_add_and_the_joint_audit_agrees() -> None:
     assert joint == pytest.approx(0.85, rel=1e-6)    # tight for independent records
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_independent_rule_refuses_a_release_too_noisy_for_the_pairs() -> None:
     fw = Framework(IID)
     good = BlowfishLaplaceMechanism(epsilon=0.5).calibrate(fw, Count(1))
@@ -251,6 +258,7 @@ def test_independent_rule_refuses_a_release_too_noisy_for_the_pairs() -> None:
         PrivacyAccountant().record(good).record(bad)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_dataset_level_release_composes_with_anything() -> None:
     fw = Framework(CHAIN)
     exact = ExactLaplaceMechanism(epsilon=0.5).calibrate(fw, Count(1))
@@ -262,6 +270,7 @@ def test_dataset_level_release_composes_with_anything() -> None:
     assert joint_audit(fw, [exact, group]) <= acc.epsilon
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_parallel_composition_over_disjoint_users() -> None:
     fw = Framework(CHAIN)
     cal = ExactLaplaceMechanism(epsilon=0.5).calibrate(fw, Count(1))
@@ -317,6 +326,7 @@ def mqm_framework() -> Framework:
     return Framework(ScenarioClass([a, b]))
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_mqm_releases_compose_and_the_joint_audit_confirms() -> None:
     module = _markov_quilt()
     fw = mqm_framework()
@@ -338,6 +348,7 @@ def test_mqm_releases_compose_and_the_joint_audit_confirms() -> None:
     assert joint <= sum(singles)        # here the sum of the individual realised ε holds too
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_mqm_approx_and_exact_releases_compose() -> None:
     module = _markov_quilt()
     fw = mqm_framework()
@@ -349,6 +360,7 @@ def test_mqm_approx_and_exact_releases_compose() -> None:
     assert joint_audit(fw, cals) <= acc.bound * (1 + 1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_mqm_and_a_non_mqm_release_are_refused() -> None:
     module = _markov_quilt()
     fw = mqm_framework()
@@ -366,6 +378,7 @@ def _baselines():
     return pytest.importorskip("pufferfish_pgm.mechanisms.baselines")
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_baselines() -> None:
     baselines = _baselines()
     fw = mqm_framework()
@@ -393,6 +406,7 @@ def test_public_names_survive_the_split() -> None:
         rules.full_range, rules.pair_range, rules.quilt_bound)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_optimal_noise_releases_are_refused_with_the_reason() -> None:
     # the accountant composes Laplace releases; an integer noise law has no Laplace scale (nan),
     # which used to be reported as "scale is nan"

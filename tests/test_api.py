@@ -77,6 +77,7 @@ SKIPPING = [pp.MarkovQuiltMechanism, pp.ExactLaplaceMechanism, pp.ExactQuiltMech
             pp.WassersteinMechanism]
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @pytest.mark.parametrize("cls", SKIPPING, ids=lambda c: c.__name__)
 def test_every_mechanism_calibrates_when_a_start_state_is_impossible(cls: type) -> None:
     mc = pp.MarkovChainScenario.fit(SLEEPY_DAYS)
@@ -88,6 +89,7 @@ def test_every_mechanism_calibrates_when_a_start_state_is_impossible(cls: type) 
     assert pp.audit(fw, query, cal.scale).epsilon <= 1.0 * (1 + 1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @pytest.mark.parametrize("cls", SKIPPING, ids=lambda c: c.__name__)
 def test_two_slot_days_starting_asleep_need_laplace_scale_one(cls: type) -> None:
     # Golden value. The fitted start is (1, 0) and P = [[1/2, 1/2], [1/2, 1/2]]; X_0 is always
@@ -122,6 +124,7 @@ def _network_with_a_state_that_never_occurs() -> pp.BayesianNetworkScenario:
     return pp.BayesianNetworkScenario(model, name="rain")
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @pytest.mark.parametrize("cls", SKIPPING, ids=lambda c: c.__name__)
 def test_a_network_with_an_impossible_state_is_calibrated_on_the_rest(cls: type) -> None:
     fw = pp.Framework(_network_with_a_state_that_never_occurs())

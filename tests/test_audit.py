@@ -153,6 +153,7 @@ def test_mqm_sigma_divided_by_epsilon_again_is_caught():
     assert broken.epsilon > eps * 1.2
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_mqm_mechanism_passes_the_audit_if_available():
     mq = pytest.importorskip("pufferfish_pgm.mechanisms.markov_quilt")
     mc = MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "stationary", 15)

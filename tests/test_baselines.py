@@ -25,6 +25,7 @@ from pufferfish_pgm.secrets import Framework
 STICKY = MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 6)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_scales():
     fw = Framework(STICKY)
     assert GroupDPMechanism(epsilon=2.0).calibrate(fw, Count(1)).scale == 3.0      # 1·6/2
@@ -42,6 +43,7 @@ def test_scales():
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), length=st.integers(1, 6),
        epsilon=st.sampled_from([0.3, 1.0, 3.0]), network=st.booleans())
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_group_dp_is_private(seed, length, epsilon, network):
     rng = np.random.default_rng(seed)
     if network:

@@ -130,6 +130,7 @@ def test_epsilon_is_validated(bad, error) -> None:
         BlowfishLaplaceMechanism(epsilon=bad, graph=PARTITION)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_calibration_scale_evidence_and_audit() -> None:
     fw = policy_framework(IID)
     for query, eps, delta in [(Count("flu"), 0.5, 1.0), (Histogram(), 2.0, 2.0),
@@ -142,6 +143,7 @@ def test_calibration_scale_evidence_and_audit() -> None:
         assert realised == pytest.approx(eps, rel=1e-9)          # tight: records independent
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_complete_policy_is_bounded_dp_and_audits() -> None:
     fw = Framework(IID)
     cal = BlowfishLaplaceMechanism(epsilon=0.7).calibrate(fw, LinearQuery({"flu": 3, "cancer": -1}))
@@ -204,6 +206,7 @@ def correlated_frameworks(policy: nx.Graph) -> tuple[Framework, Framework]:
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("make", [lambda e: WassersteinMechanism(epsilon=e),
                                   lambda e: ExactLaplaceMechanism(epsilon=e)])
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_sparser_policy_needs_no_more_noise(policy, make) -> None:
     full, sparse = correlated_frameworks(policy)
     for query in (Count(1), Count(2, nodes=[1, 2, 3])):
@@ -218,6 +221,7 @@ def test_sparser_policy_needs_no_more_noise(policy, make) -> None:
         assert audit(full, Count(2), strict.scale).epsilon > 1.0
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @pytest.mark.parametrize("policy", POLICIES)
 def test_sparser_policy_needs_no_more_noise_with_markov_quilts(policy) -> None:
     module = pytest.importorskip("pufferfish_pgm.mechanisms.markov_quilt")
@@ -232,6 +236,7 @@ def test_sparser_policy_needs_no_more_noise_with_markov_quilts(policy) -> None:
         assert audit(full, query, cal_full.scale).epsilon <= 1.0 * (1 + 1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_markov_quilts_use_only_the_policy_pairs_on_a_long_chain() -> None:
     module = pytest.importorskip("pufferfish_pgm.mechanisms.markov_quilt")
     cls = ScenarioClass([STICKY.with_length(40), STICKY_B.with_length(40)])

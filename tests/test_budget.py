@@ -203,6 +203,7 @@ def test_the_count_law_engine_checks_its_tables(monkeypatch) -> None:
 
 # ----------------------------------------------------------------------------- planner
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_the_planner_skips_quilts_over_budget_and_still_plans_every_node() -> None:
     alarm = load_network("alarm")
     fw = pp.Framework(alarm, pp.secret_pairs(alarm, nodes=["HYPOVOLEMIA", "LVFAILURE"]))

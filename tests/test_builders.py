@@ -61,6 +61,7 @@ def test_households_refuse_bad_rows() -> None:
         pp.households([("a", "child")], base={"child": -0.1})
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_households_from_a_dataframe_calibrate_against_brute_force() -> None:
     """Three lines from a table to a calibration; the oracle confirms the exact scale."""
     pd = pytest.importorskip("pandas")

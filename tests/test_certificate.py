@@ -46,6 +46,7 @@ def reseal(doc: dict) -> str:
 
 @pytest.mark.parametrize("query", [pp.Count("walk"), pp.Histogram(),
                                    pp.LinearQuery({"rest": 1, "walk": 3}, nodes=[0, 2, 4])])
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_round_trip_keeps_scale_query_and_evidence(query):
     fw = chain_fw()
     cal, text = exact_text(fw, query)
@@ -61,6 +62,7 @@ def test_round_trip_keeps_scale_query_and_evidence(query):
     assert back.to_json() != "" and json.loads(back.to_json())["scale"] == cal.scale
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_network_round_trip_and_release():
     fw = asia_fw()
     mech = pp.MarkovQuiltMechanism(epsilon=1.0)
@@ -75,6 +77,7 @@ def test_network_round_trip_and_release():
     assert rel.scale == cal.scale and rel.mechanism == "MarkovQuilt"
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_fingerprints_are_canonical_and_machine_independent():
     # float.hex: 0.1 is written exactly, and key order does not matter
     assert canonical({"b": [0.1.hex()], "a": 1}) == '{"a":1,"b":["0x1.999999999999ap-4"]}'
@@ -83,6 +86,7 @@ def test_fingerprints_are_canonical_and_machine_independent():
         exact_text(fw2)[1])["scenarios"]
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_written_by_one_process_released_by_another_without_calibrating(tmp_path):
     fw = chain_fw()
     cal, text = exact_text(fw)
@@ -117,6 +121,7 @@ def test_written_by_one_process_released_by_another_without_calibrating(tmp_path
     assert out["value"] == pytest.approx(float(here.value))
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_changed_cpt_entry_is_refused_naming_scenario_and_node():
     fw = asia_fw()
     _, text = exact_text(fw, pp.Count("yes", nodes=["lung", "tub", "either"]))
@@ -132,6 +137,7 @@ def test_a_changed_cpt_entry_is_refused_naming_scenario_and_node():
         pp.Calibration.from_json(text, fw2)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_changed_transition_entry_is_refused():
     _, text = exact_text(chain_fw())
     with pytest.raises(pp.CertificateError, match=r"scenario 0 .*the transition"):
@@ -141,6 +147,7 @@ def test_a_changed_transition_entry_is_refused():
         pp.Calibration.from_json(text, chain_fw(length=7))
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_changed_pair_set_is_refused():
     fw = chain_fw()
     _, text = exact_text(fw)
@@ -152,6 +159,7 @@ def test_a_changed_pair_set_is_refused():
     assert pp.Calibration.from_json(text, same).scale == json.loads(text)["scale"]
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @pytest.mark.parametrize("field, value", [("epsilon", 2.0), ("scale", 0.5)])
 def test_an_edited_epsilon_or_scale_is_refused(field, value):
     fw = chain_fw()
@@ -162,6 +170,7 @@ def test_an_edited_epsilon_or_scale_is_refused(field, value):
         pp.Calibration.from_json(json.dumps(doc), fw)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_future_format_is_refused():
     fw = chain_fw()
     _, text = exact_text(fw)
@@ -175,6 +184,7 @@ def test_a_future_format_is_refused():
         pp.Calibration.from_json("not json", fw)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_verify_holds_for_exact_and_fails_for_entry_dp_on_a_correlated_chain():
     fw = chain_fw(length=8)
     _, text = exact_text(fw)
@@ -185,6 +195,7 @@ def test_verify_holds_for_exact_and_fails_for_entry_dp_on_a_correlated_chain():
     assert not bad.holds and bad.audited_epsilon > 1.0 and "does NOT hold" in bad.message
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_verify_replans_markov_quilts_and_catches_a_resealed_smaller_scale():
     fw = chain_fw(length=30)
     mech = pp.MarkovQuiltMechanism(epsilon=1.0)
@@ -201,6 +212,7 @@ def test_verify_replans_markov_quilts_and_catches_a_resealed_smaller_scale():
     assert not report.holds and "MORE than certified" in report.message
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_mismatched_mechanism_or_uncertifiable_calibration_is_refused():
     fw = chain_fw()
     cal = pp.GroupDPMechanism(epsilon=1.0).calibrate(fw, pp.Count("walk"))
@@ -240,13 +252,17 @@ def test_old_documents_still_load_and_laplace_certificates_are_written_as_before
     cal = pp.Calibration.from_json(OLD_GROUP_DP, fw)
     assert type(cal) is pp.Calibration and cal.scale == 6.0 and cal.mechanism == "GroupDP"
     mech = pp.GroupDPMechanism(epsilon=1.0)
-    new = json.loads(mech.calibrate(fw, pp.Count("walk")).to_json(mechanism=mech))
+    with pytest.warns(pp.UsefulnessWarning):      # scale 6 on a count whose sd is 2.1
+        new = json.loads(mech.calibrate(fw, pp.Count("walk")).to_json(mechanism=mech))
     old = json.loads(OLD_GROUP_DP)
-    assert "noise" not in new
-    assert {k: v for k, v in new.items() if k not in ("library", "fingerprint")} == {
-        k: v for k, v in old.items() if k not in ("library", "fingerprint")}
+    assert "noise" not in new and "usefulness" not in old     # the optional field is new
+    assert new["usefulness"]["spread"] == pytest.approx(2.123, abs=1e-3)
+    skip = ("library", "fingerprint", "usefulness")
+    assert {k: v for k, v in new.items() if k not in skip} == {
+        k: v for k, v in old.items() if k not in skip}
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_optimal_noise_round_trip_is_bit_for_bit_and_releases_the_same_noise():
     fw = chain_fw(length=8)
     cal, text = optimal_text(fw)
@@ -272,6 +288,7 @@ def test_optimal_noise_round_trip_is_bit_for_bit_and_releases_the_same_noise():
     assert json.loads(back.to_json())["noise"] == noise
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_an_edited_noise_mass_is_refused():
     fw = chain_fw(length=8)
     _, text = optimal_text(fw)
@@ -292,6 +309,7 @@ def test_an_edited_noise_mass_is_refused():
         pp.Calibration.from_json(reseal(doc), fw)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_verify_audits_the_certified_pmf_and_refuses_one_made_too_narrow():
     fw = chain_fw(length=8)
     cal, text = optimal_text(fw)
@@ -307,6 +325,7 @@ def test_verify_audits_the_certified_pmf_and_refuses_one_made_too_narrow():
     assert not bad.holds and bad.audited_epsilon > 1.0 and "does NOT hold" in bad.message
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_verify_checks_the_dp_floor_of_optimal_noise():
     fw = chain_fw(length=8)
     cal, text = optimal_text(fw, dp_epsilon=2.0)
@@ -322,6 +341,7 @@ def test_verify_checks_the_dp_floor_of_optimal_noise():
     assert bad.audited_epsilon <= 1.0          # the Pufferfish part still holds
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_mechanism_with_another_dp_floor_is_not_the_one_that_made_it():
     cal, _ = optimal_text(chain_fw(length=8))
     with pytest.raises(pp.CertificateError, match="not the one that made"):

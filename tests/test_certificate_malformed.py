@@ -45,7 +45,10 @@ LEGIT = {("library", "name"): {"string"}, ("library", "version"): {"string"},
          ("evidence", "record"): {"object"}, ("pairs", "description"): {"string"},
          ("scenarios", 0, "name"): {"string"}, ("audit_epsilon",): {"null"},
          ("noise", "dp_epsilon"): {"null"}, ("noise", "loss"): {"null", "string", "list"},
-         ("query", "nodes"): {"null", "list"}}
+         ("query", "nodes"): {"null", "list"},
+         # the optional usefulness record (issue 23): absent in older documents
+         ("usefulness",): {DELETE}, ("usefulness", "spread"): {"null"},
+         ("usefulness", "spread_of"): {"null", "string"}}
 
 
 def legit(path: tuple, kind: str) -> bool:
@@ -177,6 +180,7 @@ def _judge(path: tuple, kind: str, original: Any, verdict: bool, text: str,
 
 @pytest.mark.parametrize("name", ["exact count", "exact linear", "exact windowed", "MQM chain",
                                   "MQM network", "optimal"])
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_fuzzed_certificates_are_refused_with_certificate_error_or_harmless(name):
     fw, text = certificates()[name]
     doc = json.loads(text)
@@ -214,6 +218,7 @@ def _refused(doc: dict, match: str, name: str = "exact count") -> str:
 
 @pytest.mark.parametrize("field", ["mechanism", "evidence", "query", "scenarios", "pairs",
                                    "epsilon", "scale", "audit_epsilon", "query_name"])
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_missing_top_level_field_is_named(field):
     doc = json.loads(certificates()["exact count"][1])
     del doc[field]
@@ -238,6 +243,7 @@ def test_wrong_values_are_named_by_their_json_path(path, value, match):
     _refused(doc, match)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_huge_numbers_in_a_noise_law_are_named():
     doc = json.loads(certificates()["optimal"][1])
     big = "9" * 5000
@@ -249,6 +255,7 @@ def test_huge_numbers_in_a_noise_law_are_named():
     _refused(edited(doc, ("noise", "dp_epsilon"), 10**400), r"noise\.dp_epsilon", "optimal")
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @pytest.mark.parametrize("version", ["9" * 5000, "\u0661", "01", "0", "1 ", "+1", "1.0"])
 def test_a_format_version_that_is_not_plain_ascii_digits_is_refused(version):
     # "\u0661" is ARABIC-INDIC DIGIT ONE: int() reads it as 1, a certificate does not
@@ -258,6 +265,7 @@ def test_a_format_version_that_is_not_plain_ascii_digits_is_refused(version):
     assert len(message) < 400
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_documents_that_are_not_json_objects_are_refused():
     fw, _ = certificates()["exact count"]
     for text in ["[" * 100_000 + "]" * 100_000, '{"a": ' * 50_000 + "1" + "}" * 50_000,
@@ -269,6 +277,7 @@ def test_documents_that_are_not_json_objects_are_refused():
             pp.Calibration.from_json(text, fw)  # type: ignore[arg-type]
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_nesting_at_the_limit_still_loads_in_the_evidence_record():
     # the recorded evidence is kept as written: nesting up to the limit is not an error
     fw, text = certificates()["exact count"]

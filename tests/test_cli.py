@@ -370,6 +370,7 @@ def test_useless_noise_is_said_in_the_summary_and_the_json(capsys):
     assert any("group DP" in n for n in notes) and "group DP" in text
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_the_cli_never_builds_every_pair_as_an_object(capsys):
     # new-user item 6: --length 10**6 with all pairs took 42 s in the CLI (3.4 s in Python)
     from pufferfish_pgm.cli._main import build_parser

@@ -38,6 +38,7 @@ def test_example_9_2_conditionals():
     assert given_one.probs == pytest.approx([1 / 6] * 6)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @pytest.mark.parametrize("n, eps", [(3, 1.0), (10, 1.0), (10, 0.1), (25, 2.0)])
 def test_dp_release_overshoots_and_matches_the_paper(n, eps):
     leak = constraint_leakage(n, eps)

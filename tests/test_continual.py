@@ -80,6 +80,7 @@ def test_group_dp_windows_golden() -> None:
     assert cr.released == 3 and len(cr.accountant.releases) == 1
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_exact_days_golden_and_parallel_composition() -> None:
     # docs/composition.md: on the sticky chain P = [[0.8, 0.2], [0.3, 0.7]], stationary, T = 4,
     # ExactLaplaceMechanism calibrates Count(1) at ε = 0.5 with λ = 4.5269. With one chain per
@@ -182,6 +183,7 @@ def test_other_bad_arguments_are_refused(sticky: pp.Framework) -> None:
                          horizon=3, budget=1.0, unit="window")
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_data_of_the_wrong_shape_is_refused(sticky: pp.Framework) -> None:
     day = ContinualRelease(pp.GroupDPMechanism(epsilon=1.0), sticky, Count(1), horizon=3,
                            budget=1.0)
@@ -197,6 +199,7 @@ def test_data_of_the_wrong_shape_is_refused(sticky: pp.Framework) -> None:
     assert window.released == 0       # nothing was recorded
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_release_over_budget_is_refused_before_any_noise(sticky: pp.Framework) -> None:
     cr = ContinualRelease(pp.ExactLaplaceMechanism(epsilon=0.5), sticky, Count(1), horizon=3,
                           budget=0.4)
@@ -206,6 +209,7 @@ def test_a_release_over_budget_is_refused_before_any_noise(sticky: pp.Framework)
     assert cr.released == 0 and cr.spent == 0.0
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_release_next_returns_a_new_value(sticky: pp.Framework) -> None:
     cr = ContinualRelease(pp.GroupDPMechanism(epsilon=1.0), sticky, Count(1), horizon=3,
                           budget=1.0)

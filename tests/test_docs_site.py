@@ -42,6 +42,7 @@ def python_blocks(page: Path) -> list[str]:
 
 @pytest.mark.parametrize("page", [p for p in PAGES if python_blocks(p)],
                          ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_every_python_block_runs(page: Path, tmp_path, monkeypatch) -> None:
     # the blocks of one page run in order in one namespace, as a reader would run them
     monkeypatch.chdir(tmp_path)

@@ -53,7 +53,7 @@ BUILTIN = {
 
 def test_every_public_error_is_listed() -> None:
     assert set(errors.__all__) == set(BUILTIN) | {"PufferfishError", "PufferfishWarning",
-                                                  "AmbiguousDateWarning"}
+                                                  "AmbiguousDateWarning", "UsefulnessWarning"}
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN))
@@ -389,6 +389,7 @@ def test_one_node_name_is_one_node_not_its_letters() -> None:
 
 @pytest.mark.parametrize(("call", "library", "builtin", "fragment"),
                          [case[1:] for case in BAD_INPUTS], ids=[case[0] for case in BAD_INPUTS])
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_bad_input_raises(tmp_path: Path, call, library: type, builtin: type,
                           fragment: str) -> None:
     with pytest.raises(library, match=re.escape(fragment)) as info:

@@ -300,6 +300,7 @@ def test_slot_labels_show_seconds_when_needed() -> None:
     assert sequences_from_events(log, slot=timedelta(hours=1), fill="idle").shape == (1, 24)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_rows_feed_release_and_fit() -> None:
     wide = sequences_from_events(CONSTRUCTED, slot="6h", fill="idle")
     # midpoints 03:00 (after the night's sleep), 09:00 (tv starts then), 15:00, 21:00: gaps

@@ -53,6 +53,7 @@ def calibrations() -> dict[str, Calibration]:
     return out
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_every_registered_mechanism_has_a_record_for_its_family(calibrations) -> None:
     assert set(FAMILY) == set(MECHANISM_ORDER) | set(EXTRA_NAMES)
     for name, family in FAMILY.items():
@@ -61,6 +62,7 @@ def test_every_registered_mechanism_has_a_record_for_its_family(calibrations) ->
     assert type(calibrations["blowfish"].evidence) is BlowfishEvidence
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_records_are_frozen_and_read_by_attribute_or_name(calibrations) -> None:
     ev = calibrations["exact"].evidence
     assert ev["audit"] is ev.audit and ev.audit.passes(1.0)
@@ -71,6 +73,7 @@ def test_records_are_frozen_and_read_by_attribute_or_name(calibrations) -> None:
         list(ev)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_an_unknown_name_is_a_key_error_listing_the_fields(calibrations) -> None:
     ev = calibrations["mqm"].evidence
     with pytest.raises(KeyError, match="QuiltEvidence has no field 'audit'") as info:
@@ -79,6 +82,7 @@ def test_an_unknown_name_is_a_key_error_listing_the_fields(calibrations) -> None
     assert "sigma_max" in str(info.value) and "worst_node" in str(info.value)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_values_match_the_mechanism(calibrations) -> None:
     mqm, approx = calibrations["mqm"], calibrations["mqm-approx"]
     assert mqm.scale == pytest.approx(mqm.evidence.lipschitz * mqm.evidence.sigma_max)

@@ -29,6 +29,7 @@ def _check(fw, query, eps):
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), k=st.integers(2, 3), length=st.integers(2, 7),
        eps=st.sampled_from([0.3, 1.0, 2.5]))
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_chains_pass_own_audit_and_stay_below_wasserstein(seed, k, length, eps):
     rng = np.random.default_rng(seed)
     fw = Framework(ScenarioClass([random_chain(rng, k, length) for _ in range(2)]))
@@ -42,6 +43,7 @@ def test_chains_pass_own_audit_and_stay_below_wasserstein(seed, k, length, eps):
     assert cal.scale <= WassersteinMechanism(epsilon=eps).calibrate(fw, query).scale
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 5))
 def test_networks_pass_own_audit(seed, n):
@@ -51,6 +53,7 @@ def test_networks_pass_own_audit(seed, n):
     assert cal.scale <= WassersteinMechanism(epsilon=1.0).calibrate(fw, Count("s1")).scale
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_agrees_with_distributions_exact_laplace_scale():
     mc = MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "stationary", 8)
     fw = Framework(mc)

@@ -136,6 +136,7 @@ def test_whole_chains_within_the_cell_budget_get_the_global_exact_scale() -> Non
 SLOW = [[0.99, 0.01], [0.02, 0.98]]   # mixes in ~100 steps: no quilt within 8 steps helps
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_slow_chains_over_the_cell_cap_still_get_the_whole_chain_laws() -> None:
     # Issue 21: the Ordonez chains at 1-minute slots fell back to MQM's 1,440 because their
     # whole-chain laws (20.7 M cells) exceeded max_chain_cells and no quilt within
@@ -150,6 +151,7 @@ def test_slow_chains_over_the_cell_cap_still_get_the_whole_chain_laws() -> None:
     assert _realised(fw, Count(1), cal.scale) <= 1.0 + SLACK
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_the_evidence_says_why_nodes_kept_mqms_bound() -> None:
     fw = Framework(MarkovChainScenario(SLOW, "stationary", 60))
     cal = ExactQuiltMechanism(epsilon=1.0, max_window=8, max_chain_cells=0).calibrate(
@@ -238,6 +240,7 @@ def test_the_quilt_laws_stay_within_the_memory_budget() -> None:
 @given(st.integers(0, 10**6), st.integers(2, 6), st.integers(6, 12), st.sampled_from(
     ["sticky", "zeros", "dirichlet"]), st.integers(2, 6), st.sampled_from([0.005, 0.3]),
     st.sampled_from([0, 50, 10**7]))
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_random_chains_pass_the_exact_audit_and_stay_below_mqm(
         seed, k, length, kind, window, tolerance, cells) -> None:
     rng = np.random.default_rng(seed)
@@ -263,6 +266,7 @@ def test_random_chains_pass_the_exact_audit_and_stay_below_mqm(
 # ExactQuilt and ExactQuiltSearch).
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_an_asia_count_passes_and_is_at_most_mqm() -> None:
     fw = Framework(BayesianNetworkScenario.from_file(default_model_path("asia.bif")))
     scale = _check(fw, Count("yes"), 1.0)
@@ -316,6 +320,7 @@ def test_registered_and_exported() -> None:
 
 # ----------------------------------------------------------------------------- certificates
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_json_round_trip_and_verify() -> None:
     fw = Framework(MarkovChainScenario(STICKY, "stationary", 30))
     mech = ExactQuiltMechanism(epsilon=1.0, max_window=8)

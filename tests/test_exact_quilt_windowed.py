@@ -36,6 +36,7 @@ def test_windowed_counts_of_independent_slots_need_one_over_epsilon() -> None:
         assert cal.scale == pytest.approx(2.0, rel=1e-8)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_one_window_is_the_scalar_count() -> None:
     # width = T: one window, so the windowed count IS Count(1) (same laws, same quilts, same
     # classes up to the split by offset): the scale is the scalar quilt search's, 6.3493786 on

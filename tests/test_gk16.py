@@ -25,6 +25,7 @@ def binary(p: float, q: float, length: int, initial="stationary") -> pp.MarkovCh
     return pp.MarkovChainScenario([[1 - q, q], [1 - p, p]], initial, length)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_independent_slots_need_twice_the_dp_noise() -> None:
     # p = q: X_i does not depend on X_{i-1}, every ratio f_k is 1, γ = 0, Γ = 0, (I - Γ)^-1 = I,
     # row sums 1: ε_DP = ε / 2, so a count gets Laplace(2/ε)
@@ -70,6 +71,7 @@ def test_deterministic_transitions_are_refused() -> None:
         gk16_gamma(1.0, 0.5)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_class_takes_the_largest_members_scale() -> None:
     members = [binary(0.6, 0.3, 30), binary(0.5, 0.5, 30)]
     scales = [GK16Mechanism(epsilon=1.0).calibrate(pp.Framework(m), pp.Count(1)).scale
@@ -82,6 +84,7 @@ def test_a_class_takes_the_largest_members_scale() -> None:
 @settings(max_examples=60, deadline=None)
 @given(p=st.floats(0.05, 0.95), q=st.floats(0.05, 0.95), length=st.integers(2, 9),
        epsilon=st.floats(0.1, 3.0), start=st.booleans())
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_gk16_passes_the_exact_auditor_wherever_it_applies(p, q, length, epsilon, start) -> None:
     chain = binary(p, q, length, [1.0, 0.0] if start else "stationary")
     # with X_0 = 0 fixed, X_0 = 1 is impossible: protect the other slots

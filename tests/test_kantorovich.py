@@ -20,6 +20,7 @@ from pufferfish_pgm.secrets import Framework
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), k=st.integers(2, 3), length=st.integers(2, 6),
        eps=st.sampled_from([0.5, 1.0, 3.0]))
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_plain_equals_wasserstein_and_relaxed_sits_between_exact_and_plain(seed, k, length,
                                                                            eps):
     rng = np.random.default_rng(seed)
@@ -38,6 +39,7 @@ def test_plain_equals_wasserstein_and_relaxed_sits_between_exact_and_plain(seed,
             assert cal.evidence.audit.passes(eps)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 5))
 def test_networks_relaxed_passes(seed, n):
@@ -58,6 +60,7 @@ def test_ding_example_plan_support():
     assert KantorovichMechanism(epsilon=1.0, relaxed=True).name == "KantorovichRelaxed"
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_two_state_histogram():
     mc = MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "stationary", 5)
     fw = Framework(mc)

@@ -53,6 +53,7 @@ def chain_class(rng, k, length, initial, members, zeros):
        initial=st.sampled_from(["stationary", "fixed", "any"]), members=st.integers(1, 2),
        zeros=st.booleans(), epsilon=st.sampled_from([0.3, 1.0, 2.0, 5.0]),
        query_kind=st.sampled_from(["count", "subset", "linear", "histogram"]))
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_mqm_chain_realised_epsilon_at_most_epsilon(seed, k, length, initial, members, zeros,
                                                     epsilon, query_kind):
     rng = np.random.default_rng(seed)
@@ -72,6 +73,7 @@ def test_mqm_chain_realised_epsilon_at_most_epsilon(seed, k, length, initial, me
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 6), zeros=st.booleans(),
        epsilon=st.sampled_from([0.5, 1.0, 3.0]))
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_mqm_network_realised_epsilon_at_most_epsilon(seed, n, zeros, epsilon):
     rng = np.random.default_rng(seed)
     bn = random_network(rng, n, edge_prob=0.4, concentration=0.6,
@@ -89,6 +91,7 @@ def test_mqm_network_realised_epsilon_at_most_epsilon(seed, n, zeros, epsilon):
 @given(seed=st.integers(0, 2**32 - 1), length=st.integers(2, 7),
        initial=st.sampled_from(["stationary", "fixed", "any"]),
        epsilon=st.sampled_from([0.5, 1.0, 3.0]))
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_mqm_approx_realised_epsilon_at_most_epsilon(seed, length, initial, epsilon):
     rng = np.random.default_rng(seed)
     cls = chain_class(rng, 2, length, initial, 2, False)
@@ -99,6 +102,7 @@ def test_mqm_approx_realised_epsilon_at_most_epsilon(seed, length, initial, epsi
     assert exact.scale <= cal.scale * (1 + 1e-12)  # the exact planner never needs more
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_calibration_contents_and_release():
     mc = MarkovChainScenario([[0.9, 0.1], [0.1, 0.9]], "stationary", 200)
     fw = Framework(mc)
@@ -112,6 +116,7 @@ def test_calibration_contents_and_release():
     assert rel.scale == cal.scale and np.isfinite(rel.value)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_no_usable_quilt_falls_back_to_trivial():
     # A periodic chain: X_i determines every other node, every quilt has influence +inf.
     mc = MarkovChainScenario([[0.0, 1.0], [1.0, 0.0]], "stationary", 6)
@@ -124,6 +129,7 @@ def test_no_usable_quilt_falls_back_to_trivial():
     assert all(e.trivial for e in cal.plan) and cal.scale == pytest.approx(500.0)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_network_calibration_on_asia():
     asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
     fw = Framework(asia, secret_pairs(asia, nodes=["smoke", "lung"]))
@@ -206,6 +212,7 @@ def test_no_noise_needed_when_query_misses_every_nearby_block():
     assert 0 < realised_epsilon(fw, Count(1, nodes=[5]), 0.0) <= 1.0
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_network_options_reach_the_planner():
     asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
     fw = Framework(asia, secret_pairs(asia, nodes=["lung"]))
@@ -237,6 +244,7 @@ def test_extra_quilts_must_be_a_mapping():
         MarkovQuiltMechanism(epsilon=1.0, extra_quilts=[("a", ("b",))])
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_start_state_that_never_occurs_is_left_out_of_the_plan():
     # Golden value (issue 14, new-user item 3). X_0 is always 0, so only the pair of X_1 is
     # left. Its best quilt is {X_0}: nearby {X_1} (card 1), influence 0 because X_0 never

@@ -47,6 +47,7 @@ def test_a_wrong_executor_is_named(bad) -> None:
                                   pp.WassersteinMechanism(epsilon=1.0),
                                   pp.KantorovichMechanism(epsilon=1.0)],
                          ids=lambda m: m.name)
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_exact_engines_give_the_serial_result_on_threads_and_processes(mech, processes) -> None:
     fw = pp.Framework(CLASS)
     serial = mech.calibrate(fw, pp.Count(1))
@@ -57,6 +58,7 @@ def test_exact_engines_give_the_serial_result_on_threads_and_processes(mech, pro
     assert serial.to_json() == threaded.to_json() == forked.to_json()
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_the_network_planner_gives_the_serial_plan_in_parallel(processes) -> None:
     alarm = load_network("alarm")
     fw = pp.Framework(alarm, pp.secret_pairs(alarm, nodes=list(alarm.nodes)[:8]))
@@ -72,6 +74,7 @@ def _calibration() -> pp.Calibration:
     return pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(pp.Framework(CLASS), pp.Count(1))
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_seeded_releases_do_not_depend_on_the_executor(processes) -> None:
     cal = _calibration()
     data = np.random.default_rng(1).integers(0, 2, size=(1000, 12))
@@ -85,6 +88,7 @@ def test_seeded_releases_do_not_depend_on_the_executor(processes) -> None:
     assert serial.value.shape == (1000,)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_no_two_chunks_draw_the_same_noise() -> None:
     cal = _calibration()
     same_user = np.zeros((256, 12), dtype=int)      # every answer 0: the values are the noise
@@ -95,6 +99,7 @@ def test_no_two_chunks_draw_the_same_noise() -> None:
     assert not any(np.array_equal(chunks[i], chunks[j]) for i in range(4) for j in range(i))
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_generator_cannot_be_shared_by_workers() -> None:
     cal = _calibration()
     data = np.zeros((10, 12), dtype=int)
@@ -113,6 +118,7 @@ def test_chunk_rngs_refuses_other_sources() -> None:
     assert chunk_rngs(None, 3) == [None, None, None]
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_secure_releases_in_parallel_keep_their_shape() -> None:
     cal = _calibration()
     data = np.ones((300, 12), dtype=int)
@@ -142,6 +148,7 @@ def test_a_dask_cluster_gives_the_serial_result() -> None:
     np.testing.assert_array_equal(released.value, expected)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_chunked_releases_name_the_bad_record_by_its_place_in_the_data() -> None:
     cal = _calibration()
     data = [[0] * 12 for _ in range(9)]
@@ -153,6 +160,7 @@ def test_chunked_releases_name_the_bad_record_by_its_place_in_the_data() -> None
         cal.release(data, chunk_size=2, executor=threads)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_an_aggregate_release_sums_every_chunk_before_one_draw() -> None:
     cal = _calibration()
     data = np.ones((1000, 12), dtype=int)

@@ -20,6 +20,7 @@ def _is_png(path: Path) -> bool:
     return path.is_file() and path.read_bytes()[:4] == PNG and path.stat().st_size > 5000
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_scale_vs_epsilon(tmp_path):
     mc = pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 12)
     out = plot_scale_vs_epsilon(pp.Framework(mc), pp.Count(1), tmp_path / "eps.png",
@@ -27,6 +28,7 @@ def test_scale_vs_epsilon(tmp_path):
     assert _is_png(out)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_quilt_on_a_network_and_on_a_chain(tmp_path):
     asia = pp.BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
     fw = pp.Framework(asia, pp.secret_pairs(asia, nodes=["lung"]))

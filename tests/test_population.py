@@ -116,6 +116,7 @@ def _whole_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_laws, "network_parts", lambda tables: _One())
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @pytest.mark.parametrize("query", [pp.Count("yes"), pp.Histogram()])
 def test_exact_calibration_equals_whole_network(query, monkeypatch) -> None:
     """4 households of 2-3 people, two scenarios: component-wise exact calibration and audit
@@ -139,6 +140,7 @@ def test_exact_calibration_equals_whole_network(query, monkeypatch) -> None:
         assert audit_parts.epsilon == pytest.approx(realised_epsilon(fw, query, 2.0), rel=1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_population_of_thousands_is_calibrated() -> None:
     """2,500 people in 1,000 households: the laws of one person per plate position are
     computed, not one per person (a whole-network pass per secret took minutes)."""
@@ -196,6 +198,7 @@ def test_household_plan_is_local() -> None:
     assert cal.scale <= 3.0
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_household_survey_example() -> None:
     """The example: entry DP leaks more than its ε, exact and MQM keep it, group DP adds the
     whole population's range."""

@@ -250,6 +250,7 @@ def _mean_abs_discrete_laplace(scale: float) -> float:
     return 2 * q / ((1 - q) * (1 + q))
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @pytest.mark.parametrize("rng_seed", [3, None])  # seeded and the secure default
 @pytest.mark.parametrize("mechanism", ["MarkovQuilt", "ExactLaplace"])
 def test_release_mean_absolute_noise_equals_the_calibrated_scale(mechanism, rng_seed) -> None:
@@ -267,6 +268,7 @@ def test_release_mean_absolute_noise_equals_the_calibrated_scale(mechanism, rng_
     assert abs(np.abs(noise).mean() - want) < 5 * np.sqrt(2) * want / np.sqrt(noise.size)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_aggregate_over_independent_users_never_leaks_more_than_one_users_release() -> None:
     # per_user=False releases the sum over users. Another user's count is independent of this
     # user's secret, so the aggregate's laws are this user's laws convolved with the same
@@ -456,6 +458,7 @@ def test_interval_rejects_a_non_bool_simultaneous() -> None:
         rel.interval(0.9, simultaneous="yes")
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_table_needs_only_the_columns_the_query_reads(asia, asia_fw) -> None:
     # issue 19 item 7a: a column for every node was demanded though the query reads two
     import pickle

@@ -38,6 +38,7 @@ def _both(fw, query, eps=1.0):
 @given(seed=st.integers(0, 10**6), k=st.integers(2, 4), length=st.integers(2, 30),
        members=st.integers(1, 2), eps=st.sampled_from([0.3, 1.0, 2.5]),
        zeros=st.booleans())
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_streamed_equals_stored_and_passes_an_independent_audit(seed, k, length, members, eps,
                                                                zeros):
     rng = np.random.default_rng(seed)
@@ -94,6 +95,7 @@ def test_impossible_secrets_are_skipped_like_the_stored_path():
         {(str(s.pair), s.theta) for s in stored.evidence.skipped}
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_automatic_choice_and_refusals():
     fw = pp.Framework(pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 20))
     assert not pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, pp.Count(1)).evidence.streamed
@@ -199,6 +201,7 @@ def test_streamed_audit_equals_the_stored_audit(seed, k, length, scale):
         assert got[(str(e.pair), e.theta)] == pytest.approx(e.epsilon, rel=1e-11, abs=1e-13)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10**6), k=st.integers(2, 4), length=st.integers(3, 25))
 def test_raising_in_the_full_pass_finds_the_same_scale(seed, k, length):
@@ -228,6 +231,7 @@ def test_no_false_failing_scale_where_no_noise_is_needed():
     assert stored.scale == 0.0 and streamed.scale == 0.0
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_target_below_float_resolution_returns_instead_of_hanging():
     # ε = 1e-15: the cuts' error bound is scaled below it (cut_level), so a scale is found
     fw = pp.Framework(pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 60))

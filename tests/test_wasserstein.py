@@ -30,6 +30,7 @@ def _brute_w_inf(pmf_a: dict, pmf_b: dict) -> float:
     return float(np.max(np.abs(quantiles(pmf_a, mids) - quantiles(pmf_b, mids))))
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), length=st.integers(2, 6))
 def test_distance_matches_brute_force_and_release_passes(seed, length):
@@ -59,6 +60,7 @@ def test_independent_records_shift_by_one():
     assert len(cal.evidence.distances) == len(Framework(iid).pairs)
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_two_state_histogram_doubles_the_distance():
     mc = MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "stationary", 5)
     fw = Framework(mc)
@@ -97,6 +99,7 @@ def test_exact_w_infinity_matches_distributions_and_sees_slivers():
     assert exact_w_infinity(np.array([0.0, 1.0]), sliver, np.array([[0.0, -np.inf]]))[0] == 1
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_sliver_of_mass_still_gets_noise():
     t = 1e-13
     mc = MarkovChainScenario([[1 - t, t], [1.0, 0.0]], [0.5, 0.5], 2)

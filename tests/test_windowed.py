@@ -144,6 +144,7 @@ def test_group_dp_golden() -> None:
     assert cal.scale == 6.0 and cal.evidence.group_size == 6
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_mqm_plans_as_for_the_count_and_the_histogram() -> None:
     # The MQM plan depends on the nodes the query sums over (all) and L only, so a windowed
     # count gets the scale of Count (31.738 on this chain, the markov_quilt module's doctest)
@@ -251,6 +252,7 @@ def test_release_on_wide_data_golden() -> None:
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), length=st.integers(1, 12), width=st.integers(1, 12),
        k=st.integers(2, 3), users=st.integers(1, 4))
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_answers_are_the_parts_answers_side_by_side(seed, length, width, k, users) -> None:
     # the released vector is what the audit's law describes: the per-window Counts (Histograms)
     assume(width <= length)

@@ -4,8 +4,8 @@ Examples
 --------
 >>> from pufferfish_pgm.cli._main import build_parser
 >>> args = build_parser().parse_args(["advise", "--length", "24", "--mechanisms", "group"])
->>> advise(args)["json"]["rows"][0]["cohort"]
-33
+>>> advise(args)["json"]["rows"][0]["cohort"]    # E|Z| 23.99 / (0.1 · mean 3.81): 63 days
+63
 """
 
 from __future__ import annotations

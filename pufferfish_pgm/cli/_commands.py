@@ -28,6 +28,7 @@ from ..errors import (
 from ..mechanisms import Calibration
 from ..mechanisms import verify as verify_certificate
 from ..mechanisms._registry import mechanism
+from ..mechanisms._usefulness import quiet
 from ..plots import plot_privacy_loss, plot_quilt
 from ..privacy_loss import AuditReport
 from ..privacy_loss import audit as run_audit
@@ -97,7 +98,8 @@ def calibrate(args: argparse.Namespace) -> dict:
     """``calibrate``: the Laplace scale of one mechanism."""
     fw, query = _setup(args)
     mech = mechanism(args.mechanism, args.epsilon)
-    cal = mech.calibrate(fw, query)
+    with quiet():     # said in the output instead
+        cal = mech.calibrate(fw, query)
     lines, useful = usefulness_lines(cal)
     text = "\n".join([_describe(fw, query, args.epsilon), cal.summary(), *lines])
     out = {"mechanism": cal.mechanism, "scale": cal.scale, "epsilon": cal.epsilon,
@@ -171,7 +173,8 @@ def release(args: argparse.Namespace) -> dict:
     else:
         fw, query = _setup(args)
         epsilon = 1.0 if args.epsilon is None else args.epsilon
-        cal = mechanism(args.mechanism or "mqm", epsilon).calibrate(fw, query)
+        with quiet():
+            cal = mechanism(args.mechanism or "mqm", epsilon).calibrate(fw, query)
     frame = _read_csv(args.data, fw.scenarios)
     rng = None if args.seed is None else np.random.default_rng(args.seed)
     rel = cal.release(frame, rng=rng, per_user=not args.aggregate)

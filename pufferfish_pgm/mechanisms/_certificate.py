@@ -25,10 +25,10 @@ Examples
 >>> from pufferfish_pgm.queries import Count
 >>> from pufferfish_pgm.mechanisms import GroupDPMechanism, Calibration
 >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 4))
->>> mech = GroupDPMechanism(epsilon=1.0)
+>>> mech = GroupDPMechanism(epsilon=4.0)
 >>> text = mech.calibrate(fw, Count(1)).to_json(mechanism=mech)
 >>> Calibration.from_json(text, fw).scale
-4.0
+1.0
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import LimitExceededError, UsefulnessWarning
-from ..noise import IntegerNoise, default_grid, grid_noise_scale, noise_halfwidth
+from ..noise import MAX_SCALE, IntegerNoise, default_grid, grid_noise_scale, noise_halfwidth
 from ..queries import LinearQuery, Query
 from ..queries._laws import query_log_pmf
 from ..scenarios import MarkovChainScenario, ScenarioClass
@@ -71,8 +71,8 @@ def dl_mean_abs(scale: float) -> float:
     """
     if scale <= 0:
         return 0.0
-    r = math.exp(-1.0 / scale)
-    return 2.0 * r / -math.expm1(math.log(r) * 2.0)
+    x = 1.0 / scale
+    return 2.0 * math.exp(-x) / -math.expm1(-2.0 * x)
 
 
 def noise_error(cal: Any) -> tuple[float, float]:
@@ -83,6 +83,8 @@ def noise_error(cal: Any) -> tuple[float, float]:
     scale = float(cal.scale)
     if scale == 0:
         return 0.0, 0.0
+    if scale > MAX_SCALE:   # no sampler draws this (add_noise refuses it): Laplace's numbers
+        return scale, -scale * math.log1p(-CONFIDENCE)
     if getattr(cal.query, "integer", True):
         return dl_mean_abs(scale), float(noise_halfwidth(scale, CONFIDENCE, integer=True))
     delta = float(cal.noise_sensitivity())

@@ -255,14 +255,19 @@ class Calibration(Generic[EvidenceT]):
         >>> from pufferfish_pgm.secrets import Framework
         >>> from pufferfish_pgm.queries import Count
         >>> from pufferfish_pgm.mechanisms.markov_quilt import MarkovQuiltMechanism
+        >>> import warnings
         >>> sticky = MarkovChainScenario([[0.99, 0.01], [0.01, 0.99]], "stationary", 4)
-        >>> for note in MarkovQuiltMechanism(epsilon=1.0).calibrate(Framework(sticky),
-        ...                                                      Count(1)).notes():
+        >>> with warnings.catch_warnings():     # useless, and said: UsefulnessWarning
+        ...     warnings.simplefilter("ignore")
+        ...     cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(Framework(sticky), Count(1))
+        >>> for note in cal.notes():
         ...     print(note[:60])
         no Markov quilt helps: this is the noise of group DP
         the noise scale 4 is at least the query's whole range 4: rel
         >>> days = MarkovChainScenario([[0.5, 0.5], [0.5, 0.5]], [1.0, 0.0], 3)
-        >>> cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(Framework(days), Count(1))
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     cal = MarkovQuiltMechanism(epsilon=1.0).calibrate(Framework(days), Count(1))
         >>> print(cal.notes()[-1])
         1 secret impossible under every scenario left out of the pairs (nothing to protect): 0=1
         """
