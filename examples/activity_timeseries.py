@@ -4,9 +4,13 @@
    with ``pp.sequences_from_events``; one Markov chain per home is learned from its days
    (``ScenarioClass.fit_groups``): the attacker may believe either. Every slot's activity is a
    secret (every pair of activities).
-2. How many slots a day went to one activity: the noise each mechanism needs, each audited
-   exactly.
-3. *When* as well as how long: the slots per hour of one activity (``pp.WindowedCount``) for
+2. How many slots a day went to one activity, per person and day: the noise each mechanism
+   needs (each audited exactly), its E|Z| against the answer's spread. It is larger: a
+   per-person daily count is useless at ε = 1 (the ``UsefulnessWarning`` says so).
+3. What does work, with the advisor's numbers (``pp.advise``): the ε a useful release needs,
+   and how many people (a cohort total) or days (a weekly total, days independent under the
+   model) must be summed for 10 % error on the total, released with one draw of the same noise.
+4. *When* as well as how long: the slots per hour of one activity (``pp.WindowedCount``) for
    14 days, released day after day by ``pp.ContinualRelease`` under a total budget (days are
    independent releases), and a picture of the released hourly profile against the truth.
 
@@ -19,8 +23,10 @@ lists the options. The picture needs matplotlib.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +40,9 @@ import pufferfish_pgm as pp  # noqa: E402
 SLOT_MINUTES = 10
 ACTIVITY = "Sleeping"
 HOURLY = "Spare_Time/TV"
+ACTIVITIES = (ACTIVITY, HOURLY)
+#: The relative error wanted on a total over people or days.
+RELATIVE = 0.1
 
 
 def main(epsilon: float = 1.0, picture: Path | None = Path("activity_profile.png"),
@@ -49,18 +58,47 @@ def main(epsilon: float = 1.0, picture: Path | None = Path("activity_profile.png
                  pp.WassersteinMechanism(epsilon=epsilon),
                  pp.ExactLaplaceMechanism(epsilon=epsilon)):
         start = time.perf_counter()
-        cal = mech.calibrate(framework, query)
+        with warnings.catch_warnings():     # said once below, for every mechanism
+            warnings.simplefilter("ignore", pp.UsefulnessWarning)
+            cal = mech.calibrate(framework, query)
         realised = pp.audit(framework, query, cal.scale).epsilon
         rows.append((mech.name, cal.scale, realised))
         print(f"{mech.name:>14}: Laplace scale {cal.scale:8.3f}  realised eps {realised:.4f}  "
               f"({time.perf_counter() - start:.2f} s)")
-    release = pp.ExactLaplaceMechanism(epsilon=epsilon).calibrate(framework, query) \
-        .release(days[0])
-    truth = sum(s == ACTIVITY for s in days[0])
-    print(f"day 0: {truth} slots of {ACTIVITY}; released {release.value} "
-          f"(scale {release.scale:.3f}, secure noise)")
+    for activity in ACTIVITIES:
+        per_person(framework, days, activity, epsilon)
     hourly(framework, days, epsilon, picture=picture)
     return rows
+
+
+def per_person(framework: pp.Framework, days: list, activity: str, epsilon: float
+               ) -> pp.advisor.Advice:
+    """What one person's daily count of ``activity`` costs, and what a total over people or
+    days costs, from the advisor (each number calibrated)."""
+    query = pp.Count(activity)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pp.UsefulnessWarning)
+        cal = pp.ExactLaplaceMechanism(epsilon=epsilon).calibrate(framework, query)
+    model, data = cal.usefulness(), cal.usefulness(days)
+    print(f"\n{activity}, slots per person and day: true mean {data.mean:.1f} (sd over the "
+          f"{len(days)} days {data.spread:.1f}; under the model up to {model.spread:.1f})")
+    print(f"  exact Laplace noise: E|Z| {model.mean_abs_error:.1f}, 95% within "
+          f"±{model.halfwidth:.0f}" + ("  -> UsefulnessWarning: larger than the answer's spread"
+                                       if caught else ""))
+    advice = pp.advise(framework, query, epsilon=epsilon, target_relative=RELATIVE)
+    print("  " + advice.table().replace("\n", "\n  "))
+    exact = advice.rows[-1]
+    week = exact.mean_abs_error / (7 * advice.mean)
+    by_days = math.ceil((exact.mean_abs_error / data.spread) ** 2)
+    print(f"  a total over {exact.cohort} people (or days) has E|Z| <= {RELATIVE:.0%} of its "
+          f"mean; a weekly total of one person ({7 * advice.mean:.0f} slots): {week:.0%}")
+    print(f"  the total is useful from {exact.useful_from} people against the model's spread, "
+          f"from {by_days} against the days' own; one useful person-day needs "
+          f"ε = {exact.epsilon_for_target:.2f} (model's spread)")
+    release = cal.release(days[0])
+    print(f"  day 0: {sum(s == activity for s in days[0])} slots; released {release.value} "
+          f"(secure noise)")
+    return advice
 
 
 def hourly(framework: pp.Framework, days: list, epsilon: float, n_days: int = 14,
