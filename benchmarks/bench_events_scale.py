@@ -8,7 +8,9 @@ states), then in fresh processes, each reporting CPU seconds and peak RSS:
 * ``calibrate``: the Markov Quilt Mechanism once, for ``Count(walk)`` on that chain;
 * ``release``: the D daily aggregates (minutes walked, summed over users) from the intervals
   (``event_batches`` under a 2 GB cap, ``event_counts`` per batch, no slots), one draw each;
-* ``dask``: the same aggregates on a 2-worker ``LocalCluster`` (one task per file).
+* ``dask``: the same aggregates on a 2-worker ``LocalCluster`` (one task per file); the CPU
+  seconds are the driver's (the workers' are in the wall time), the workers' peak RSS is that
+  of the cluster's processes once they have exited.
 
 Needs pyarrow (the ``arrow`` extra) and, for ``dask``, ``dask[distributed]``.
 Run: ``python benchmarks/bench_events_scale.py [--users N] [--days D] [--dask]``
@@ -116,7 +118,7 @@ def _short(out: object) -> str:
 
 
 def worker(step: str, folder: str, state: str, fit_users: int) -> None:
-    start = time.process_time()
+    start, wall = time.process_time(), time.perf_counter()
     if step == "fit":
         out: object = _fit(Path(folder), fit_users)
     else:
@@ -129,8 +131,8 @@ def worker(step: str, folder: str, state: str, fit_users: int) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     shown = getattr(out, "summary", lambda: None)() or _short(out)
-    print(json.dumps({"step": step, "cpu": cpu, "peak": peak, "child_peak": child,
-                      "out": shown}))
+    print(json.dumps({"step": step, "cpu": cpu, "wall": time.perf_counter() - wall,
+                      "peak": peak, "child_peak": child, "out": shown}))
 
 
 def main() -> None:
@@ -161,7 +163,8 @@ def main() -> None:
                 print(f"{step}: failed\n{out.stderr[-2000:]}")
                 return
             m = json.loads(out.stdout.strip().splitlines()[-1])
-            print(f"{step:>9}: {m['cpu']:8.1f} CPU s, peak RSS {m['peak'] / 2**30:5.2f} GB"
+            print(f"{step:>9}: {m['cpu']:8.1f} CPU s ({m['wall']:.0f} s wall), "
+                  f"peak RSS {m['peak'] / 2**30:5.2f} GB"
                   + (f" (workers {m['child_peak'] / 2**30:.2f} GB)" if step == "dask" else "")
                   + f"  {m['out'][:160]}")
 
