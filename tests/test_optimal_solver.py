@@ -97,6 +97,7 @@ def test_warm_lp_keeps_its_instance_between_solves():
     assert not WarmLP(np.ones(2), np.ones(2), 0.0, backend="linprog").warm
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_sticky_binary_chain_settles_in_few_rounds():
     # Home A's "Sleeping or not" chain (P(stay) 0.988 / 0.982, T = 144) took 170 LP rounds
     # and 38,776 rows when each round added the worst output of each pair (not finished in
@@ -109,6 +110,7 @@ def test_sticky_binary_chain_settles_in_few_rounds():
     assert ev.audit.epsilon <= 1.0 and ev.mean_abs < ev.laplace_mean_abs
 
 
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_a_class_of_chains_prunes_nothing_it_needs():
     # Two scenarios, one of them i.i.d. (every pair's noiseless loss is 0 there: pruned).
     chains = ScenarioClass([MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "stationary", 15),

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LimitExceededError, UsefulnessWarning
+from ..errors import LimitExceededError, PufferfishError, UsefulnessWarning
 from ..noise import MAX_SCALE, IntegerNoise, default_grid, grid_noise_scale, noise_halfwidth
 from ..queries import LinearQuery, Query
 from ..queries._laws import query_log_pmf
@@ -253,7 +253,10 @@ def checked(calibrate: Callable) -> Callable:
             return calibrate(self, *args, **kwargs)
         with quiet():
             cal = calibrate(self, *args, **kwargs)
-            report = usefulness(cal)
+            try:
+                report = usefulness(cal)
+            except PufferfishError:   # e.g. a law over the limits: the spread is unknown
+                return cal
         if report.useful is False:
             warnings.warn(f"{cal.mechanism} at ε={cal.epsilon:g} for {cal.query.name}: "
                           f"{report.summary()}; sum over users or days, use a coarser query "
