@@ -4,6 +4,7 @@ plan types they return (:class:`PlanEntry`, :class:`ChainPlan`).
 """
 
 from ._chain_planner import pair_groups, plan_chain, query_prefix
+from ._component_planner import plan_network
 from ._influence import (
     chain_influence,
     is_stationary,
@@ -20,7 +21,6 @@ from ._network_planner import (
     d_connected,
     d_separated,
     partition,
-    plan_network,
 )
 from ._plan import ChainPlan, NodeRanges, PlanEntry
 

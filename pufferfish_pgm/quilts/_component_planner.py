@@ -29,17 +29,24 @@ Examples
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
 from ..inference._components import component_signature, sub_tables
 from ..scenarios import BayesianNetworkScenario, ScenarioClass
 from ._influence import ordered_pairs
-from ._network_planner import NetworkPlan, class_dags, d_separated, plan_node
+from ._network_planner import (
+    NetworkPlan,
+    class_dags,
+    d_separated,
+    network_inputs,
+    plan_connected,
+    plan_node,
+)
 from ._plan import PlanEntry
 
-__all__ = ["OtherNodes", "class_components", "plan_components"]
+__all__ = ["OtherNodes", "class_components", "plan_components", "plan_network"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,3 +186,26 @@ def plan_components(framework: Any, parts: list[tuple], weight: Counter, epsilon
             cut.append(node)
     return NetworkPlan(entries=tuple(entries), skipped=skipped, cut=tuple(cut),
                        over_budget=over)
+
+
+def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states: int = 10**6,
+                 extra_quilts: Mapping | None = None, max_candidates: int = 20_000,
+                 memory_budget: int | float | str | None = None,
+                 executor: Any = None) -> NetworkPlan:
+    """The best quilt of every secret node of a network class (σ for L = 1).
+
+    ``card`` counts the nearby nodes the query sums over (the MQM proof needs only the query's
+    sensitivity to the nearby block). Each chosen partition is checked with networkx's
+    d-separation test in every member's DAG. ``memory_budget`` bounds each inference table
+    (see :func:`pufferfish_pgm.inference.conditional`); quilts that need more are skipped.
+    ``executor`` plans the secret nodes in parallel (see :mod:`pufferfish_pgm._parallel`).
+    A class whose skeleton has several components is planned component by component (quilts
+    never cross them, DESIGN §3.2): :func:`plan_components`.
+    """
+    settings = {"max_quilt_states": max_quilt_states, "extra_quilts": extra_quilts,
+                "max_candidates": max_candidates, "memory_budget": memory_budget}
+    weight = network_inputs(framework, query, settings)
+    parts = class_components(framework.scenarios)
+    if len(parts) > 1:
+        return plan_components(framework, parts, weight, epsilon, settings)
+    return plan_connected(framework, weight, epsilon, settings, executor)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +46,7 @@ from ._influence import member_influence, ordered_pairs, quilt_table_size
 from ._plan import PlanEntry
 
 __all__ = ["NetworkPlan", "candidate_quilts", "class_dags", "d_connected", "d_separated",
-           "partition", "plan_network"]
+           "network_inputs", "partition", "plan_connected"]
 
 
 def _edges(member: Any) -> frozenset:
@@ -246,34 +246,29 @@ def _node_task(task: tuple) -> tuple[PlanEntry, Counter, bool]:
                      epsilon, settings, dags)
 
 
-def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states: int = 10**6,
-                 extra_quilts: Mapping | None = None, max_candidates: int = 20_000,
-                 memory_budget: int | float | str | None = None,
-                 executor: Any = None) -> NetworkPlan:
-    """The best quilt of every secret node of a network class (σ for L = 1).
+def network_inputs(framework: Any, query: Any, settings: dict) -> Counter:
+    """Check a network framework for MQM and return the query's weight per node.
 
-    ``card`` counts the nearby nodes the query sums over (the MQM proof needs only the query's
-    sensitivity to the nearby block). Each chosen partition is checked with networkx's
-    d-separation test in every member's DAG. ``memory_budget`` bounds each inference table
-    (see :func:`pufferfish_pgm.inference.conditional`); quilts that need more are skipped.
-    ``executor`` plans the secret nodes in parallel (see :mod:`pufferfish_pgm._parallel`).
+    An impossible secret (joint ones too) is refused first, as compile_secrets would; joint
+    secrets are refused (MQM protects single-node secrets). ``settings`` is checked only for
+    its keys (``max_quilt_states``, ``extra_quilts``, ``max_candidates``, ``memory_budget``).
     """
-
-    # an impossible secret (joint ones too) is refused first, as compile_secrets would
     check_possible(framework.pairs, possible_secrets(framework))
-    cls = framework.scenarios
     if any(not isinstance(s, NodeSecret) for p in framework.pairs for s in (p.first, p.second)):
         raise InvalidParameterError(
             "the Markov quilt mechanism protects single-node secrets; the framework has a joint "
             "secret pair (use the exact or Wasserstein mechanism for joint secrets)")
-    weight = Counter(query.node_list(cls))  # a node listed twice counts twice
-    settings = {"max_quilt_states": max_quilt_states, "extra_quilts": extra_quilts,
-                "max_candidates": max_candidates, "memory_budget": memory_budget}
-    from ._component_planner import class_components, plan_components  # (imports this)
-    parts = class_components(cls)
-    if len(parts) > 1:   # independent components: quilts never cross them (DESIGN §3.2)
-        return plan_components(framework, parts, weight, epsilon, settings)
-    dags = class_dags(cls)
+    assert set(settings) == {"max_quilt_states", "extra_quilts", "max_candidates",
+                             "memory_budget"}
+    return Counter(query.node_list(framework.scenarios))  # a node listed twice counts twice
+
+
+def plan_connected(framework: Any, weight: Counter, epsilon: float, settings: dict,
+                   executor: Any = None) -> NetworkPlan:
+    """The best quilt of every secret node, the class planned as one network (see
+    :func:`~pufferfish_pgm.quilts.plan_network`, which splits independent components first).
+    """
+    dags = class_dags(framework.scenarios)
     entries, skipped, over, cut = [], {}, {}, []
     tasks = [(framework, node, weight, epsilon, settings, dags) for node in framework.secret_nodes]
     for node, (entry, counts, was_cut) in zip(framework.secret_nodes,
