@@ -180,7 +180,8 @@ def test_unknown_node_and_state_name_the_culprit(asia) -> None:
 def test_chain_defaults_and_names() -> None:
     mc = pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 5)
     # a range: a year of minutes costs no memory per step (T = 10^9 builds no tuple)
-    assert mc.nodes == range(5) and tuple(mc.nodes) == (0, 1, 2, 3, 4) and mc.k == 2 and mc.states == (0, 1)
+    assert mc.nodes == range(5) and tuple(mc.nodes) == (0, 1, 2, 3, 4)
+    assert mc.k == 2 and mc.states == (0, 1)
     # stationary of [[0.9, 0.1], [0.2, 0.8]]: pi_0 * 0.1 = pi_1 * 0.2 -> (2/3, 1/3)
     np.testing.assert_allclose(mc.initial, [2 / 3, 1 / 3], atol=1e-12)
     assert not mc.initial_is_any
