@@ -48,11 +48,15 @@ class Schedule:
         Cells of the largest table the order builds (a product or the final result).
     culprit : node name or None
         The variable whose elimination builds that table; None when it is the final result.
+    complete : bool
+        False when the search stopped at a table above its limit: ``order`` is then a
+        prefix, and ``peak_cells`` a lower bound (the table ``culprit`` would build next).
     """
 
     order: tuple
     peak_cells: int
     culprit: Any
+    complete: bool = True
 
 
 def interaction_graph(scopes: Iterable[Sequence]) -> dict[Hashable, set]:
@@ -68,9 +72,11 @@ def interaction_graph(scopes: Iterable[Sequence]) -> dict[Hashable, set]:
     return graph
 
 
-def _greedy(graph: dict, candidates: set, score: Callable[[dict, Any], tuple]) -> list:
+def _greedy(graph: dict, candidates: set, score: Callable[[dict, Any], tuple],
+            stop: Callable[[tuple], bool] | None = None) -> list:
     """Eliminate ``candidates`` one by one, each time the one of least ``score`` (consumes
-    ``graph``). Only nodes within distance 2 of an eliminated node change score."""
+    ``graph``). Only nodes within distance 2 of an eliminated node change score. When
+    ``stop`` holds for the least score, the order ends there (the rest is not eliminated)."""
     rank = {v: i for i, v in enumerate(candidates)}      # ties: the first listed, as min()
     scores = {v: score(graph, v) for v in candidates}
     heap = [(s, rank[v], v) for v, s in scores.items()]   # stale entries are skipped
@@ -80,6 +86,8 @@ def _greedy(graph: dict, candidates: set, score: Callable[[dict, Any], tuple]) -
         s, _, v = heapq.heappop(heap)
         if scores.get(v) != s:
             continue
+        if stop is not None and stop(s):
+            break
         nb = list(graph.pop(v))
         del scores[v]
         for a in nb:
@@ -94,8 +102,18 @@ def _greedy(graph: dict, candidates: set, score: Callable[[dict, Any], tuple]) -
 
 
 def _fill(graph: dict, v: Any) -> int:
-    nb = list(graph[v])
-    return sum(1 for i, a in enumerate(nb) for b in nb[i + 1:] if b not in graph[a])
+    """Pairs of ``v``'s neighbours not yet adjacent (``graph`` is symmetric, without self
+    loops, as every graph built here): all pairs less
+    the linked ones, counted by set intersections (each link seen from both ends).
+
+    Examples
+    --------
+    >>> _fill({"v": {"a", "b", "c"}, "a": {"v", "b"}, "b": {"v", "a"}, "c": {"v"}}, "v")
+    2
+    """
+    nb = graph[v]
+    twice = sum(len(graph[a] & nb) for a in nb)
+    return len(nb) * (len(nb) - 1) // 2 - twice // 2
 
 
 def min_fill(adjacency: dict) -> list:
@@ -126,11 +144,23 @@ def _peak(graph: dict, order: Iterable, dims: Mapping, kept_cells: int) -> tuple
 
 
 def schedule(scopes: Sequence[Sequence], *, keep: Iterable, dims: Mapping,
-             rank: Mapping) -> Schedule:
+             rank: Mapping, limit: int | None = None) -> Schedule:
     """The order to eliminate every variable of ``scopes`` not in ``keep``, and its peak.
 
     ``rank`` is the model's order (lower goes first). Its own order is taken unless its peak
-    reaches :data:`OWN_ORDER_CELLS` and a greedy order for this query does better.
+    reaches :data:`OWN_ORDER_CELLS` and a greedy order for this query does better. With
+    ``limit`` (cells), the greedy order stops at the first step whose least new table has
+    more than ``limit`` cells: the result is then incomplete (``complete`` False) and its
+    ``peak_cells`` is that table, a lower bound of the peak of any completion, found without
+    scoring the huge neighbourhoods beyond it (the refusal costs little).
+
+    Examples
+    --------
+    >>> star = [("h",), *((f"l{i}", "h") for i in range(30))]   # a hub with 30 leaves
+    >>> dims = {v: 2 for scope in star for v in scope}
+    >>> schedule(star, keep=[f"l{i}" for i in range(30)], dims=dims, rank={"h": 0},
+    ...          limit=2**20).complete
+    False
     """
     keep = set(keep)
     graph = interaction_graph(scopes)
@@ -138,9 +168,31 @@ def schedule(scopes: Sequence[Sequence], *, keep: Iterable, dims: Mapping,
     order = sorted((v for v in graph if v not in keep), key=rank.__getitem__)
     peak, culprit = _peak({v: set(n) for v, n in graph.items()}, order, dims, kept_cells)
     if peak >= OWN_ORDER_CELLS:
-        own = _greedy({v: set(n) for v, n in graph.items()}, set(order),
-                      lambda g, v: (math.prod(dims[a] for a in g[v]), _fill(g, v), rank[v]))
-        own_peak, own_culprit = _peak(graph, own, dims, kept_cells)
-        if own_peak < peak:
-            return Schedule(tuple(own), own_peak, own_culprit)
+        return _own_order(graph, order, dims, rank, (kept_cells, peak, culprit), limit)
+    return Schedule(tuple(order), peak, culprit)
+
+
+def _own_order(graph: dict, order: list, dims: Mapping, rank: Mapping, model: tuple,
+               limit: int | None) -> Schedule:
+    """The greedy order of :func:`schedule` (``model``: kept cells, peak and culprit of the
+    model's order), or the model's order when it does no better."""
+    kept_cells, peak, culprit = model
+    cap = math.inf if limit is None else limit
+
+    def score(g: dict, v: Any) -> tuple:
+        cells = math.prod(dims[a] for a in g[v])
+        return cells, (_fill(g, v) if cells <= cap else 0), rank[v]
+
+    own = _greedy({v: set(n) for v, n in graph.items()}, set(order), score,
+                  None if limit is None else (lambda s: s[0] > cap))
+    if len(own) < len(order):
+        work = {v: set(n) for v, n in graph.items()}
+        _peak(work, own, dims, kept_cells)
+        nxt = min((v for v in work if v in set(order) - set(own)),
+                  key=lambda v: (math.prod(dims[a] for a in work[v]), rank[v]))
+        return Schedule(tuple(own), math.prod(dims[a] for a in work[nxt]), nxt,
+                        complete=False)
+    own_peak, own_culprit = _peak(graph, own, dims, kept_cells)
+    if own_peak < peak:
+        return Schedule(tuple(own), own_peak, own_culprit)
     return Schedule(tuple(order), peak, culprit)

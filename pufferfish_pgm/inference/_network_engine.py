@@ -138,8 +138,9 @@ def _build_index(bn: BayesianNetworkScenario) -> NetworkIndex:
         family = (v, *parents[v])
         for i, a in enumerate(family):
             for b in family[i + 1:]:
-                moral[a].add(b)
-                moral[b].add(a)
+                if b != a:   # no self loops (min_fill counts on it)
+                    moral[a].add(b)
+                    moral[b].add(a)
     ancestors: dict[Hashable, frozenset] = {}
     for v in bn.nodes:  # topological: parents come first
         ancestors[v] = frozenset({v}.union(*(ancestors[p] for p in parents[v])))

@@ -79,6 +79,9 @@ class QuiltEvidence(Evidence):
         inference table above the memory budget; empty for chains.
     cut_candidates : tuple
         Networks: nodes whose candidate list was cut at ``max_candidates``.
+    trivial_reasons : mapping str -> int
+        Networks: why nodes kept the trivial quilt (the memory budget, ``max_quilt_states``,
+        every candidate's influence, or no candidate) and how many; empty for chains.
     pi_min : float or None
         MQMApprox: the class's smallest stationary probability π_min (None for MQM).
     eigengap : float or None
@@ -107,6 +110,7 @@ class QuiltEvidence(Evidence):
     cut_candidates: tuple = ()
     pi_min: float | None = None
     eigengap: float | None = None
+    trivial_reasons: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,6 +142,9 @@ class ExactQuiltEvidence(Evidence):
         joint values.
     cut_candidates : tuple
         Networks: nodes whose candidate list was cut at ``max_candidates``.
+    trivial_reasons : mapping str -> int
+        Networks: why nodes kept the trivial quilt (the memory budget, ``max_quilt_states``,
+        every candidate's influence, or no candidate) and how many; empty for chains.
     mqm_bound_reasons : mapping str -> int
         Why nodes were left on MQM's own bound (the fallback when no quilt passes, the
         trivial quilt of MQM on sticky chains): each reason with its number of secret nodes,

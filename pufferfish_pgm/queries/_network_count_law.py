@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._budget import check_allocation
+from .._budget import check_allocation, memory_budget
 from ..distributions._log_space import log_convolve, logsumexp
 from ..inference import NetworkIndex, network_index
 from ..inference._components import NetworkParts
@@ -172,7 +172,16 @@ def _schedule(tables: NetworkTables, index: NetworkIndex, requisite: frozenset,
     """The elimination order, after checking its largest product against the budget."""
     scopes = [(v, *tables.parents[v]) for v in requisite]
     dims = {v: len(tables.states[v]) for v in requisite}
-    order = schedule(scopes, keep=(), dims=dims, rank=index.order).order
+    # a product of more cells than this is refused with or without its count axis (>= 1)
+    limit = memory_budget(budget) // (8 * _LIVE_TABLES)
+    found = schedule(scopes, keep=(), dims=dims, rank=index.order, limit=limit)
+    if not found.complete:
+        check_allocation(found.peak_cells * 8 * _LIVE_TABLES, budget=budget, what=(
+            f"the exact count law over {len(requisite)} requisite nodes (its elimination "
+            f"order reaches {found.culprit!r}, whose product has {found.peak_cells:,} cells "
+            "before the count axis: a lower bound)"))
+        raise AssertionError("unreachable: a stopped schedule is over the budget")
+    order = found.order
     widths = {v: int(w.max()) + 1 for v, w in weights.items()}
     cells, culprit = _peak(tables, order, requisite, widths)
     check_allocation(cells * 8 * _LIVE_TABLES, budget=budget,

@@ -43,6 +43,7 @@ from ._network_planner import (
     network_inputs,
     plan_connected,
     plan_node,
+    trivial_reason,
 )
 from ._plan import PlanEntry
 
@@ -174,6 +175,7 @@ def plan_components(framework: Any, parts: list[tuple], weight: Counter, epsilon
     reps, memo = _Representatives(cls), dict[tuple, tuple]()
     others = (tuple(cls.nodes), frozenset(cls.nodes))
     entries, skipped, over, cut = [], {}, {}, []
+    reasons: Counter = Counter()
     for node in framework.secret_nodes:
         (entry, counts, was_cut), to = _plan_one(framework, node, comp_of[node], reps, weight,
                                                  epsilon, settings, memo)
@@ -184,8 +186,10 @@ def plan_components(framework: Any, parts: list[tuple], weight: Counter, epsilon
             over[node] = counts["budget"]
         if was_cut:
             cut.append(node)
+        reasons[trivial_reason(entry, counts)] += 1
+    reasons.pop(None, None)
     return NetworkPlan(entries=tuple(entries), skipped=skipped, cut=tuple(cut),
-                       over_budget=over)
+                       over_budget=over, trivial_reasons=dict(reasons))
 
 
 def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states: int = 10**6,

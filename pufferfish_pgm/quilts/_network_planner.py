@@ -46,7 +46,7 @@ from ._influence import member_influence, ordered_pairs, quilt_table_size
 from ._plan import PlanEntry
 
 __all__ = ["NetworkPlan", "candidate_quilts", "class_dags", "d_connected", "d_separated",
-           "network_inputs", "partition", "plan_connected"]
+           "network_inputs", "partition", "plan_connected", "trivial_reason"]
 
 
 def _edges(member: Any) -> frozenset:
@@ -184,13 +184,40 @@ class NetworkPlan:
     ``skipped`` maps a node to the number of promising candidates left out because their
     joint table exceeds ``max_quilt_states``; ``over_budget`` to the number left out because
     computing their influence needs a table above the memory budget; ``cut`` lists nodes
-    whose candidate list was cut at ``max_candidates``.
+    whose candidate list was cut at ``max_candidates``. ``trivial_reasons`` maps why a node
+    kept the trivial quilt (:func:`trivial_reason`) to the number of such nodes.
     """
 
     entries: tuple
     skipped: dict
     cut: tuple
     over_budget: dict = field(default_factory=dict)
+    trivial_reasons: dict = field(default_factory=dict)
+
+
+#: Why a node kept the trivial quilt, by what stopped the better candidates (first that holds).
+TRIVIAL_REASONS = {
+    "budget": "memory budget: a candidate's influence needs a table above it",
+    "size": "max_quilt_states: a candidate's joint table is larger",
+    "evaluated": "influence: every candidate tried has e >= epsilon or no smaller sigma",
+}
+#: The reason when no candidate could beat the trivial quilt even at influence 0.
+NO_CANDIDATE = "no candidate: every quilt leaves all the query's nodes nearby"
+
+
+def trivial_reason(entry: PlanEntry, counts: Counter) -> str | None:
+    """Why ``entry`` is the trivial quilt (None when it is not), from the planner's counts.
+
+    Examples
+    --------
+    >>> e = PlanEntry(node="a", quilt=(), nearby=("a",), remote=(), influence=0.0,
+    ...               sigma=1.0, trivial=True)
+    >>> trivial_reason(e, Counter(evaluated=2, size=1))
+    "max_quilt_states: a candidate's joint table is larger"
+    """
+    if not entry.trivial:
+        return None
+    return next((text for key, text in TRIVIAL_REASONS.items() if counts[key]), NO_CANDIDATE)
 
 
 def _options(cls: Any, dags: list, node: Any, quilts: list, weight: Counter) -> list[tuple]:
@@ -216,7 +243,8 @@ def _influence(cls: Any, node: Any, quilt: frozenset, pairs: list, budget: Any) 
 def plan_node(cls: Any, pairs: list, node: Any, weight: Counter, epsilon: float,
               settings: dict, dags: list) -> tuple[PlanEntry, Counter, bool]:
     """The best quilt of ``node`` in ``cls`` for the ordered state ``pairs``, the candidates
-    skipped (``"size"``, ``"budget"``) and whether the candidate list was cut."""
+    skipped (``"size"``, ``"budget"``) or evaluated (``"evaluated"``) and whether the
+    candidate list was cut."""
     extra = settings["extra_quilts"].get(node, ()) if settings["extra_quilts"] else ()
     quilts, cut = candidate_quilts(cls, node, max_candidates=settings["max_candidates"],
                                    extra=extra)
@@ -229,6 +257,7 @@ def plan_node(cls: Any, pairs: list, node: Any, weight: Counter, epsilon: float,
         if size > settings["max_quilt_states"]:
             skipped["size"] += 1
             continue
+        skipped["evaluated"] += 1
         e = _influence(cls, node, q, pairs, settings["memory_budget"]) if q else 0.0
         if e is None:
             skipped["budget"] += 1
@@ -270,6 +299,7 @@ def plan_connected(framework: Any, weight: Counter, epsilon: float, settings: di
     """
     dags = class_dags(framework.scenarios)
     entries, skipped, over, cut = [], {}, {}, []
+    reasons: Counter = Counter()
     tasks = [(framework, node, weight, epsilon, settings, dags) for node in framework.secret_nodes]
     for node, (entry, counts, was_cut) in zip(framework.secret_nodes,
                                              run_map(_node_task, tasks, executor), strict=True):
@@ -283,5 +313,7 @@ def plan_connected(framework: Any, weight: Counter, epsilon: float, settings: di
             over[node] = counts["budget"]
         if was_cut:
             cut.append(node)
+        reasons[trivial_reason(entry, counts)] += 1
+    reasons.pop(None, None)
     return NetworkPlan(entries=tuple(entries), skipped=skipped, cut=tuple(cut),
-                       over_budget=over)
+                       over_budget=over, trivial_reasons=dict(reasons))

@@ -9,7 +9,8 @@ out with such a secret is refused by :func:`check_possible`.
 For chains possibility is structural: X_0 takes the states of the initial law (every state for
 ``initial="any"``), X_{t+1} the states one step away from those of X_t, and a stationary start
 keeps its support (the rule the chain planners use). For networks it is read off each node's
-marginal, one exact inference per node and θ.
+marginal, one exact inference per node and θ, unless the node's CPT already proves every
+state possible (no zero in a state's row: see :func:`node_support`).
 
 Examples
 --------
@@ -33,7 +34,13 @@ import numpy as np
 from .._budget import check_allocation
 from ..errors import ImpossibleSecretError
 from ..inference import conditional, secret_probability
-from ..scenarios import MarkovChainScenario, Scenario, ScenarioClass, as_class
+from ..scenarios import (
+    BayesianNetworkScenario,
+    MarkovChainScenario,
+    Scenario,
+    ScenarioClass,
+    as_class,
+)
 from ._secrets import NodeSecret, SecretPair
 
 __all__ = ["StateSupport", "chain_support", "check_possible", "node_support", "possible_secrets",
@@ -220,7 +227,28 @@ def node_support(scenario: Scenario, node: Any) -> np.ndarray:
     """
     if isinstance(scenario, MarkovChainScenario) and scenario.initial_is_any:
         return np.asarray((scenario.power(node) > 0).any(axis=0))
+    if isinstance(scenario, BayesianNetworkScenario):
+        sure = _surely_possible(scenario, node)
+        if sure.all():
+            return sure
     return conditional(scenario, [node]) > 0
+
+
+def _surely_possible(bn: BayesianNetworkScenario, node: Any) -> np.ndarray:
+    """The states of ``node`` positive in every column of its CPT: possible, no inference.
+
+    P(X = x) = Σ_u P(pa = u) P(x | u) >= min_u P(x | u), since the P(pa = u) sum to 1; so a
+    state whose CPT row has no zero has positive probability whatever the parents do.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import default_model_path
+    >>> asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
+    >>> _surely_possible(asia, "either").tolist()   # a deterministic OR: rows with zeros
+    [False, False]
+    """
+    cpt = bn.tables.cpts[node]
+    return np.asarray((cpt > 0).reshape(cpt.shape[0], -1).all(axis=1))
 
 
 def possible_secrets(framework: Any) -> set:
