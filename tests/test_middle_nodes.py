@@ -1,0 +1,120 @@
+"""The proven bounds between the losses of two nodes of a chain (docs/middle-nodes.md).
+
+* the transfer bound ``|ε_i(λ) - ε_j(λ)| <= g_λ(a) + g_λ(b)`` against the brute-force oracle;
+* the Birkhoff bound on the generating-function limit losses against the limits themselves
+  on random sticky chains, and its refusal (``inf``) where a block has a zero transition.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracle import brute_epsilon, brute_pmf, random_chain
+
+import pufferfish_pgm as pp
+from pufferfish_pgm.privacy_loss._mgf_bracket import MgfTask, _log_mgf
+from pufferfish_pgm.privacy_loss._middle_nodes import (
+    birkhoff_coefficient,
+    hilbert_diameter,
+    hilbert_distance,
+    limit_loss_drift,
+    tilted_block,
+)
+
+
+def _sticky(rng, k):
+    return 0.9 * np.eye(k) + 0.1 * rng.dirichlet(np.ones(k), size=k)
+
+
+def _stationary(p):
+    vals, vecs = np.linalg.eig(p.T)
+    pi = np.abs(np.real(vecs[:, np.argmax(np.real(vals))]))
+    return pi / pi.sum()
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 3), length=st.integers(3, 7),
+       scale=st.sampled_from([0.3, 1.0, 4.0]), zeros=st.booleans())
+def test_transfer_bound_holds_against_the_oracle(seed, k, length, scale, zeros):
+    rng = np.random.default_rng(seed)
+    chain = random_chain(rng, k, length, zeros=zeros)
+    fns = [lambda v, s: int(s == 0)]
+    pmf = {(t, s): brute_pmf(chain, fns, {t: s}) for t in range(length) for s in range(k)}
+    for i, j in itertools.combinations(range(length), 2):
+        for a, b in itertools.permutations(range(k), 2):
+            laws = [pmf[i, a], pmf[i, b], pmf[j, a], pmf[j, b]]
+            if not all(laws):
+                continue
+            eps_i = brute_epsilon(laws[0], laws[1], scale)
+            eps_j = brute_epsilon(laws[2], laws[3], scale)
+            gap = brute_epsilon(laws[0], laws[2], scale) + brute_epsilon(laws[1], laws[3], scale)
+            assert abs(eps_i - eps_j) <= gap * (1 + 1e-12) + 1e-12
+
+
+def _log_m(p, q0, weights, gammas):
+    """log E[e^{γF} | X_t = s] (T, k, G) from the generating-function pass."""
+    task = MgfTask(p, q0, weights, np.array([0]), np.array([0]), np.array([1]))
+    out = _log_mgf([task], np.concatenate(([0.0], gammas)))[:, 0]
+    return out[:, :, 1:] - out[:, :, :1]
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 4), scale=st.sampled_from([2.0, 10.0]),
+       block=st.sampled_from([4, 16]), stationary=st.booleans())
+def test_limit_loss_drift_bounds_the_limit_losses_of_sticky_chains(seed, k, scale, block,
+                                                                   stationary):
+    rng = np.random.default_rng(seed)
+    p, length = _sticky(rng, k), 120
+    q0 = _stationary(p) if stationary else rng.dirichlet(np.ones(k))
+    w = (np.arange(k) == 0).astype(np.int64)
+    log_m = _log_m(p, q0, np.tile(w, (length, 1)), np.array([1 / scale, -1 / scale]))
+    loss = log_m[:, :, None, :] - log_m[:, None, :, :]          # (t, a, b, γ)
+    for left, right in [(20, 20), (40, 30), (60, 50)]:
+        bound = limit_loss_drift(p, w, scale, block, left, right, stationary)
+        nodes = np.arange(left, length - right)
+        drift = np.abs(loss[nodes][:, None] - loss[nodes][None, :]).max()
+        assert drift <= bound * (1 + 1e-9) + 1e-9
+
+
+def test_zero_transitions_refuse_the_bound():
+    """A block with a zero entry has τ = 1 and Δ = ∞: no node may be skipped. The periodic
+    chain never gets a positive block; the chain with one zero does at block 2."""
+    periodic = np.array([[0.0, 1.0], [1.0, 0.0]])
+    w = np.array([0, 1])
+    for block in (1, 2, 7, 64):
+        assert birkhoff_coefficient(tilted_block(periodic, w, 0.1, block)) == 1.0
+        assert limit_loss_drift(periodic, w, 10.0, block, 500, 500, True) == np.inf
+    one_zero = np.array([[0.0, 1.0], [0.5, 0.5]])
+    assert limit_loss_drift(one_zero, w, 10.0, 1, 500, 500, True) == np.inf
+    assert limit_loss_drift(one_zero, w, 10.0, 2, 500, 500, True) < 1e-12
+
+
+def test_drift_is_infinite_below_one_block_and_shrinks_with_distance():
+    p = np.array([[0.9, 0.1], [0.2, 0.8]])
+    w = np.array([0, 1])
+    assert limit_loss_drift(p, w, 5.0, 8, 7, 100, True) == np.inf
+    near, far = (limit_loss_drift(p, w, 5.0, 8, d, d, True) for d in (16, 160))
+    assert far < near * 1e-6
+
+
+def test_hilbert_diameter_ignores_diagonal_scaling():
+    """Δ(D1 P D2) = Δ(P): the tilt e^{γ w} does not change a single step's coefficient."""
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet(np.ones(4), size=4)
+    d1, d2 = np.diag(rng.random(4) + 0.1), np.diag(np.exp(rng.normal(size=4)))
+    assert hilbert_diameter(d1 @ p @ d2) == pytest.approx(hilbert_diameter(p), rel=1e-12)
+    assert hilbert_distance(np.array([0.0, -np.inf]), np.log([1.0, 2.0])) == np.inf
+
+
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
+def test_exact_scale_unchanged_on_a_sticky_chain():
+    """The calibrator does not use these bounds: its scale passes the full audit."""
+    rng = np.random.default_rng(5)
+    chain = pp.MarkovChainScenario(_sticky(rng, 3), "stationary", 40)
+    fw = pp.Framework(chain)
+    cal = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, pp.Count(0))
+    assert pp.audit(fw, pp.Count(0), cal.scale).passes(1.0, 1e-9)
