@@ -73,8 +73,11 @@ def run_one(kind: str, n: int, mechanism: str) -> dict:
                     else pp.MarkovQuiltMechanism(epsilon=1.0))
             cal = mech.calibrate(fw, query)
             trivial = getattr(cal.evidence, "trivial_nodes", None)
+            why = getattr(cal.evidence, "trivial_reasons", None) or {}
             out["result"] = f"scale {cal.scale:.4g}" + (
-                f" ({trivial} trivial quilts)" if trivial is not None else "")
+                f" ({trivial} trivial quilts" if trivial is not None else "") + "".join(
+                f"; {n} by {r.split(':')[0]}" for r, n in why.items()) + (
+                ")" if trivial is not None else "")
     except pp.PufferfishError as err:
         out["result"] = f"refused: {type(err).__name__}: {str(err)[:160]}"
     out["cpu_s"] = round(time.process_time() - start, 2)
