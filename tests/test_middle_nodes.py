@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import brute_epsilon, brute_pmf, random_chain
 
-import pufferfish_pgm as pp
 from pufferfish_pgm.privacy_loss._mgf_bracket import MgfTask, _log_mgf
 from pufferfish_pgm.privacy_loss._middle_nodes import (
     birkhoff_coefficient,
@@ -108,13 +107,3 @@ def test_hilbert_diameter_ignores_diagonal_scaling():
     d1, d2 = np.diag(rng.random(4) + 0.1), np.diag(np.exp(rng.normal(size=4)))
     assert hilbert_diameter(d1 @ p @ d2) == pytest.approx(hilbert_diameter(p), rel=1e-12)
     assert hilbert_distance(np.array([0.0, -np.inf]), np.log([1.0, 2.0])) == np.inf
-
-
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
-def test_exact_scale_unchanged_on_a_sticky_chain():
-    """The calibrator does not use these bounds: its scale passes the full audit."""
-    rng = np.random.default_rng(5)
-    chain = pp.MarkovChainScenario(_sticky(rng, 3), "stationary", 40)
-    fw = pp.Framework(chain)
-    cal = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, pp.Count(0))
-    assert pp.audit(fw, pp.Count(0), cal.scale).passes(1.0, 1e-9)
