@@ -26,12 +26,18 @@ Examples
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass
+
 import numpy as np
 
+from ..distributions._log_space import logsumexp
+from ..queries._count_engine import ChainSteps, convolve, step
 from ._laplace_kernel import pair_epsilon
+from ._pair_rows import Group
 
-__all__ = ["birkhoff_coefficient", "hilbert_diameter", "hilbert_distance",
-           "limit_loss_drift", "tilted_block", "transfer_gap"]
+__all__ = ["MiddleClass", "birkhoff_coefficient", "bridge_laws", "hilbert_diameter",
+           "hilbert_distance", "limit_loss_drift", "tilted_block", "transfer_gap"]
 
 
 def hilbert_distance(log_x: np.ndarray, log_y: np.ndarray) -> float:
@@ -137,3 +143,116 @@ def transfer_gap(law_i: np.ndarray, law_j: np.ndarray, scale: float) -> float:
     n = max(len(law_i), len(law_j))
     pad = [np.concatenate([x, np.full(n - len(x), -np.inf)]) for x in (law_i, law_j)]
     return pair_epsilon(np.arange(n, dtype=float), pad[0], pad[1], scale)[0]
+
+
+def bridge_laws(transition: np.ndarray, weights: np.ndarray, distance: int) -> np.ndarray:
+    """``G[u, v, c] = log P(Σ_{t=1}^{d-1} w(X_t) = c, X_d = v | X_0 = u)`` for ``d =
+    distance >= 1`` (the weights of the nodes strictly between), shape (k, k, C).
+
+    Examples
+    --------
+    >>> g = bridge_laws(np.full((2, 2), 0.5), np.array([0, 1]), 2)
+    >>> np.exp(g[0, 1]).round(6).tolist()       # X_1 is state 0 or 1, then X_2 = 1
+    [0.25, 0.25]
+    """
+    p = np.asarray(transition, dtype=float)
+    w = np.asarray(weights, dtype=np.int64)
+    steps = ChainSteps(p)
+    with np.errstate(divide="ignore"):
+        table = np.log(np.eye(len(p)))[:, :, None]
+    for t in range(1, distance + 1):
+        table = step(table, p, steps.log_min)
+        if t < distance:
+            table = _shift(table, w)
+    return table
+
+
+def _shift(table: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each state's rows (axis 1) moved right along the count axis by its weight."""
+    out = np.full(table.shape[:2] + (table.shape[2] + int(w.max()),), -np.inf)
+    for d in np.unique(w).tolist():
+        out[:, w == d, d:d + table.shape[2]] = table[:, w == d]
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class MiddleClass:
+    """One proven bound for every node ``i`` with ``d <= i <= T - 1 - d`` of a fixed-start
+    homogeneous chain: the two-sided quilt ``{X_{i-d}, X_{i+d}}`` of ``docs/exact-quilt.md``
+    (Steps 1-3), whose nearby law given ``(u, s, v)`` does not depend on ``i`` and whose prior
+    term is bounded over the middle nodes (``docs/middle-nodes.md``, Lemma 3).
+
+    ``bound(λ) >= ε_i(λ)`` for each such node and every pair; ``inf`` when some quilt value
+    is possible under one secret of a pair only (a blocker) or a secret is impossible at a
+    middle node: then nothing is proven and every node needs its own law.
+    """
+
+    group: Group | None
+    prior: np.ndarray
+    blocked: bool
+
+    @classmethod
+    def build(cls, transition: np.ndarray, initial: np.ndarray, weights: np.ndarray,
+              pairs: np.ndarray, distance: int, length: int) -> MiddleClass:
+        p = np.asarray(transition, dtype=float)
+        g = bridge_laws(p, weights, distance)
+        log_pd = logsumexp(g, axis=2)                                  # log P^d(u, v)
+        span = _start_span(p, initial, distance, length)
+        if span is None:
+            return cls(None, np.empty(0), True)
+        rows, k = _nearby_rows(g, np.asarray(weights, dtype=np.int64)), len(p)
+        first, second, prior = [], [], []
+        for s, s2 in np.asarray(pairs, dtype=np.int64).reshape(-1, 2).tolist():
+            one = log_pd[:, s][:, None] + log_pd[s][None, :]           # (u, v) under s
+            two = log_pd[:, s2][:, None] + log_pd[s2][None, :]
+            if (np.isfinite(one) != np.isfinite(two)).any():
+                return cls(None, np.empty(0), True)
+            u, v = np.nonzero(np.isfinite(one))
+            first += (u * k * k + s * k + v).tolist()
+            second += (u * k * k + s2 * k + v).tolist()
+            a = one[u, v] - two[u, v]
+            lo, hi = span[0][s2] - span[1][s], span[1][s2] - span[0][s]
+            prior += np.maximum(np.abs(a + lo), np.abs(a + hi)).tolist()
+        grid = np.arange(rows.shape[-1], dtype=float)
+        group = Group(0, "middle", (grid,), rows.reshape(k ** 3, -1), np.array(first),
+                      np.array(second), tuple(range(len(first))))
+        return cls(group, np.array(prior), False)
+
+    def bound(self, scale: float) -> float:
+        """``max(|prior| + ℓ_λ)`` over the pairs and quilt values (0 with no pair)."""
+        if self.blocked:
+            return float("inf")
+        if self.group is None or not len(self.prior):
+            return 0.0
+        return float((self.prior + self.group.epsilons(np.array([scale]))[0]).max())
+
+
+def _nearby_rows(g: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Normalised log laws of the nearby count given ``(u, s, v)``, (k, k, k, C):
+    ``G[u, s] ⊛ G[s, v]`` moved right by ``w(s)``."""
+    k = len(w)
+    width = 2 * g.shape[2] - 1 + int(w.max())
+    out = np.full((k, k, k, width), -np.inf)
+    for u, s, v in itertools.product(range(k), repeat=3):
+        law = convolve(g[u, s], g[s, v])
+        out[u, s, v, w[s]:w[s] + law.size] = law
+    total = logsumexp(out, axis=3)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(total)[..., None], out - total[..., None], -np.inf)
+
+
+def _start_span(p: np.ndarray, initial: np.ndarray, distance: int,
+                length: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per state, the least and largest ``log P(X_i = s)`` over the middle nodes (None: some
+    state is impossible at one middle node and possible at another, or at all of them)."""
+    q = np.asarray(initial, dtype=float)
+    lo, hi = np.full(len(q), np.inf), np.full(len(q), -np.inf)
+    for i in range(length - distance):
+        if i >= distance:
+            with np.errstate(divide="ignore"):
+                log_q = np.log(q)
+            lo, hi = np.minimum(lo, log_q), np.maximum(hi, log_q)
+        q = q @ p
+    if not np.isfinite(lo).all():
+        return None
+    return lo, hi
