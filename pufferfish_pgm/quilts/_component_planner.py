@@ -39,11 +39,11 @@ from ._influence import ordered_pairs
 from ._network_planner import (
     NetworkPlan,
     class_dags,
+    collect_plan,
     d_separated,
     network_inputs,
     plan_connected,
     plan_node,
-    trivial_reason,
 )
 from ._plan import PlanEntry
 
@@ -174,22 +174,12 @@ def plan_components(framework: Any, parts: list[tuple], weight: Counter, epsilon
     comp_of = {v: comp for comp in parts for v in comp}
     reps, memo = _Representatives(cls), dict[tuple, tuple]()
     others = (tuple(cls.nodes), frozenset(cls.nodes))
-    entries, skipped, over, cut = [], {}, {}, []
-    reasons: Counter = Counter()
+    results = []
     for node in framework.secret_nodes:
         (entry, counts, was_cut), to = _plan_one(framework, node, comp_of[node], reps, weight,
                                                  epsilon, settings, memo)
-        entries.append(_rename(entry, node, to, others))
-        if counts["size"]:
-            skipped[node] = counts["size"]
-        if counts["budget"]:
-            over[node] = counts["budget"]
-        if was_cut:
-            cut.append(node)
-        reasons[trivial_reason(entry, counts)] += 1
-    reasons.pop(None, None)
-    return NetworkPlan(entries=tuple(entries), skipped=skipped, cut=tuple(cut),
-                       over_budget=over, trivial_reasons=dict(reasons))
+        results.append((node, (_rename(entry, node, to, others), counts, was_cut)))
+    return collect_plan(results)
 
 
 def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states: int = 10**6,

@@ -46,7 +46,7 @@ from ._influence import member_influence, ordered_pairs, quilt_table_size
 from ._plan import PlanEntry
 
 __all__ = ["NetworkPlan", "candidate_quilts", "class_dags", "d_connected", "d_separated",
-           "network_inputs", "partition", "plan_connected", "trivial_reason"]
+           "collect_plan", "network_inputs", "partition", "plan_connected", "trivial_reason"]
 
 
 def _edges(member: Any) -> frozenset:
@@ -298,14 +298,20 @@ def plan_connected(framework: Any, weight: Counter, epsilon: float, settings: di
     :func:`~pufferfish_pgm.quilts.plan_network`, which splits independent components first).
     """
     dags = class_dags(framework.scenarios)
-    entries, skipped, over, cut = [], {}, {}, []
-    reasons: Counter = Counter()
     tasks = [(framework, node, weight, epsilon, settings, dags) for node in framework.secret_nodes]
-    for node, (entry, counts, was_cut) in zip(framework.secret_nodes,
-                                             run_map(_node_task, tasks, executor), strict=True):
+    results = list(zip(framework.secret_nodes, run_map(_node_task, tasks, executor), strict=True))
+    for node, (entry, _, _) in results:
         if entry.remote and not all(d_separated(d, {node}, set(entry.remote), set(entry.quilt))
                                     for d in dags):
             raise RuntimeError(f"internal error: the quilt of {node!r} does not separate")
+    return collect_plan(results)
+
+
+def collect_plan(results: Iterable[tuple[Any, tuple[PlanEntry, Counter, bool]]]) -> NetworkPlan:
+    """A :class:`NetworkPlan` from ``(node, (entry, skip counts, was cut))`` per secret node."""
+    entries, skipped, over, cut = [], {}, {}, []
+    reasons: Counter = Counter()
+    for node, (entry, counts, was_cut) in results:
         entries.append(entry)
         if counts["size"]:
             skipped[node] = counts["size"]
