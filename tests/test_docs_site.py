@@ -18,7 +18,8 @@ from pufferfish_pgm.mechanisms._catalogue import CATALOGUE, mechanism_table
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted([ROOT / "README.md", *ROOT.joinpath("docs").rglob("*.md")])
-STAGES = ("accountant", "distributions", "errors", "inference", "mechanisms", "noise", "plots",
+STAGES = ("accountant", "advisor", "distributions", "errors", "inference", "mechanisms", "noise",
+          "plots",
           "privacy_loss", "queries", "quilts", "scenarios", "secrets")
 
 

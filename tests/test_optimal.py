@@ -32,6 +32,10 @@ from pufferfish_pgm.queries import Count
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework
 
+# These tests are about privacy; calibrations of tiny models are often useless, which
+# tests/test_usefulness.py checks on its own.
+pytestmark = pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
+
 
 def brute_loss(pmf_a: dict, pmf_b: dict, noise: IntegerNoise, reach: int = 150) -> float:
     """sup_w |log p_a(w)/p_b(w)| by direct sums over a window far beyond the core."""
@@ -140,7 +144,6 @@ def test_random_models_audit_on_sampled_pmf(seed, length, k, network, zeros):
     assert ev.objective <= ev.laplace_objective * (1 + 1e-3) + 1e-12
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @pytest.mark.parametrize("p01,p11", [(0.2, 0.8), (0.1, 0.1), (0.5, 0.5), (0.9, 0.3)])
 def test_chains_against_brute_force(p01, p11):
     fw, query = chain_fw(p01, p11, 8), Count(1)
@@ -192,7 +195,6 @@ def test_no_noise_when_the_answer_is_already_private():
     assert cal.release([0, 1, 1], rng=np.random.default_rng(0)).value == 1
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_losses_square_and_tail():
     fw = chain_fw(0.2, 0.8, 10)
     sq = OptimalNoiseMechanism(epsilon=1.0, loss="square").calibrate(fw, Count(1)).evidence
@@ -261,7 +263,6 @@ def test_release_uses_the_optimal_noise():
     assert np.mean((low <= 0) & (0 <= high)) >= 0.89
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_secure_release_is_an_integer():
     cal = OptimalNoiseMechanism(epsilon=1.0).calibrate(chain_fw(0.2, 0.8, 6), Count(1))
     assert isinstance(cal.release([1, 1, 0, 0, 1, 0]).value, int)
@@ -278,7 +279,6 @@ def test_bad_parameters(kwargs, match):
         OptimalNoiseMechanism(epsilon=1.0, **kwargs)
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_bad_queries_and_data():
     fw = chain_fw(0.2, 0.8, 4)
     with pytest.raises(InvalidParameterError, match="one integer coordinate"):
@@ -311,7 +311,6 @@ def test_bad_noise_laws():
         IntegerNoise(lo=-1, weights=(2**61, 2**61, 1), tail_scale=1.0)
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_certificate_records_the_sampled_law_and_reads_it_back():
     fw = chain_fw(0.2, 0.8, 5)
     mech = OptimalNoiseMechanism(epsilon=1.0, loss=("tail", 2))
@@ -333,7 +332,6 @@ def test_registered():
     assert issubclass(OptimalCalibration, pp.Calibration)
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_class_of_two_chains():
     chains = [MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "stationary", 10, name="a"),
               MarkovChainScenario([[0.6, 0.4], [0.1, 0.9]], "stationary", 10, name="b")]
@@ -414,7 +412,6 @@ def _random_floor_case(seed: int) -> tuple:
             float(np.exp(rng.uniform(np.log(0.3), np.log(3)))))
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 @pytest.mark.parametrize("seed", range(16))
 def test_seeded_floors_hold_at_every_shift_by_brute_force(seed):
     """Issue 19: the sampled law's DP loss, by brute force over every dataset and change of

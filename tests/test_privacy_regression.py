@@ -74,6 +74,10 @@ MECHANISMS = (
     ("GK16", lambda eps: pp.GK16Mechanism(epsilon=eps)),
 )
 
+# These tests are about privacy; calibrations of tiny models are often useless, which
+# tests/test_usefulness.py checks on its own.
+pytestmark = pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
+
 
 # ------------------------------------------------------------------------------ helpers
 
@@ -713,7 +717,6 @@ def test_oracle_integer_noise_closed_forms(scale):
     assert integer_noise_epsilon({0: 1.0}, {1: 1.0}, point, -1, 1) == math.inf
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_privacy_campaign_fast():
     run_campaign(FAST_SEED, FAST_CASES, audit_every=3)
 
@@ -723,7 +726,6 @@ def test_privacy_campaign_slow():
     run_campaign(SLOW_SEED, SLOW_CASES, audit_every=5)
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_extra_campaign_fast():
     run_extra_campaign(EXTRA_FAST_SEED, EXTRA_FAST_CASES)
 
@@ -733,7 +735,6 @@ def test_extra_campaign_slow():
     run_extra_campaign(EXTRA_SLOW_SEED, EXTRA_SLOW_CASES)
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_continual_campaign_fast():
     run_continual_campaign(CONTINUAL_FAST_SEED, CONTINUAL_FAST_CASES)
 
@@ -776,7 +777,6 @@ def test_defect1_exact_calibration_adds_noise_when_the_noiseless_loss_exceeds_ep
     assert realised > 2.0 * (1 - 1e-6)  # and it is the smallest such scale (up to rtol)
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_defect1_collider_network():
     bn = collider()
     fw = pp.Framework(bn, pp.secret_pairs(bn, nodes=["a", "b"]))
@@ -888,7 +888,6 @@ def test_defect3_seeded_sample_of_two_chain_classes():
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_defect4_accountant_never_vouches_below_the_exact_joint_loss():
     # Sticky chain, T = 10: Laplace(1/0.5) on the count (entry DP at nominal ε = 0.5) has
     # realised ε 3.57 (brute force below); group DP adds Laplace(10/0.5). The accountant must
@@ -916,7 +915,6 @@ def test_defect4_accountant_never_vouches_below_the_exact_joint_loss():
     assert acc.epsilon >= pp.joint_audit(fw, [entry, group]) * (1 - 1e-9)
 
 
-@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 def test_defect4_group_then_entry_is_also_never_below_the_joint_loss():
     mc = pp.MarkovChainScenario([[0.95, 0.05], [0.05, 0.95]], "stationary", 10)
     fw, query = pp.Framework(mc), pp.Count(1)
