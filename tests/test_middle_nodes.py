@@ -163,3 +163,49 @@ def test_middle_class_bound_is_tight_on_a_sticky_chain():
     exact = max(transfer_gap(rows[a], rows[b], scale) for a, b in pairs.tolist())
     bound = MiddleClass.build(p, q0, w, pairs, 390, length).bound(scale)
     assert exact <= bound <= exact + 1e-11
+
+
+def _calibrate(fw, query, middle, eps=1.0):
+    from pufferfish_pgm.privacy_loss._audit import coverage_note
+    from pufferfish_pgm.privacy_loss._streamed_exact import chain_streams, streamed_calibration
+
+    return streamed_calibration(fw, chain_streams(fw, query), eps, 1e-9, ["F"],
+                                coverage_note(fw), middle=middle)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 3), length=st.integers(100, 160),
+       members=st.integers(1, 2), eps=st.sampled_from([0.5, 1.0, 2.0]),
+       start=st.sampled_from(["stationary", "random"]))
+def test_middle_nodes_skipped_give_the_full_audit_scale(seed, k, length, members, eps, start):
+    """Fast-mixing positive chains: the middle nodes are bounded together, and the scale
+    equals the full streamed audit's to rtol and passes an independent exact audit."""
+    rng = np.random.default_rng(seed)
+    chains = [pp.MarkovChainScenario(rng.dirichlet(np.full(k, 3.0), size=k),
+                                     start if start == "stationary" else rng.dirichlet(
+                                         np.ones(k)), length, name=f"c{i}")
+              for i in range(members)]
+    fw, query = pp.Framework(pp.ScenarioClass(chains)), pp.Count(0)
+    fast, full = _calibrate(fw, query, True, eps), _calibrate(fw, query, False, eps)
+    assert fast.scale == pytest.approx(full.scale, rel=3e-9)
+    assert pp.audit(fw, query, fast.scale).passes(eps, 1e-9)
+    skipped = "bounded together" in fast.report.coverage
+    assert skipped == (len(fast.report.pairs) < len(full.report.pairs))
+
+
+def test_middle_nodes_are_skipped_on_a_long_chain(monkeypatch):
+    """A long fast-mixing chain skips its middle; a loose bound (the prior level raised so
+    that a short distance is taken) fails the lower-end check and the full audit runs."""
+    from pufferfish_pgm.privacy_loss import _middle_nodes
+
+    p = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.3, 0.3, 0.4]])
+    fw, query = pp.Framework(pp.MarkovChainScenario(p, "stationary", 200)), pp.Count(0)
+    full = _calibrate(fw, query, False)
+    fast = _calibrate(fw, query, True)
+    assert "bounded together" in fast.report.coverage
+    assert len(fast.report.pairs) < len(full.report.pairs) / 2
+    assert fast.scale == pytest.approx(full.scale, rel=3e-9)
+    monkeypatch.setattr(_middle_nodes, "PRIOR_LEVEL", 10.0)        # distance 16: loose
+    loose = _calibrate(fw, query, True)
+    assert "bounded together" not in loose.report.coverage
+    assert loose.scale == pytest.approx(full.scale, rel=3e-9)

@@ -50,6 +50,7 @@ from ..secrets import SkippedPair, check_possible
 from ._audit_report import AuditReport, PairAudit
 from ._bisection import SLACK, _bisect
 from ._mgf_bracket import MgfTask, failing_scale, node_limit_losses
+from ._middle_nodes import MiddlePlan, middle_plan
 from ._pair_rows import Group
 
 __all__ = ["ChainStream", "chain_streams", "streamed_audit", "streamed_calibration"]
@@ -220,23 +221,29 @@ def _raise_node(group: Group, scale: float, epsilon: float, rtol: float) -> tupl
         "point: choose a larger epsilon")
 
 
-def _raise_pass(task: tuple) -> tuple[float, int]:
-    """Raise the scale on one stream's candidate nodes: the scale after them, evaluations."""
-    stream, lower, epsilon, rtol = task
+def _raise_pass(task: tuple) -> tuple[float, int, float]:
+    """Raise the scale on one stream's candidate nodes: the scale after them, evaluations,
+    and the representative middle node's own least scale (``lower`` without a plan)."""
+    stream, lower, epsilon, rtol, plan = task
     level = cut_level(len(stream.weights), epsilon)
     limit = epsilon - loss_error_bound(len(stream.weights), level)
     losses = node_limit_losses(stream.mgf_task(), lower)
-    ranked = sorted(losses, key=losses.__getitem__)
-    only = frozenset(ranked[max(len(ranked) - CANDIDATES, 0):])
-    scale, steps = lower, 0
-    for _, group, _ in _node_groups(stream, lower, only, level):
+    middle = range(0) if plan is None else plan.nodes(len(stream.weights))
+    ranked = sorted((t for t in losses if t not in middle), key=losses.__getitem__)
+    rep = (middle.start + middle.stop) // 2 if plan is not None else -1
+    only = frozenset(ranked[max(len(ranked) - CANDIDATES, 0):]) | {rep}
+    scale, steps, own = lower, 0, lower
+    for t, group, _ in _node_groups(stream, lower, only, level):
         if group is None:
             continue
         steps += 1
+        if t == rep and group.epsilons(np.array([lower]))[0].max() > limit * (1.0 + SLACK):
+            own, n = _raise_node(group, lower, limit, rtol)    # its own least scale
+            steps += n
         if group.epsilons(np.array([scale]))[0].max() > limit * (1.0 + SLACK):
             scale, n = _raise_node(group, scale, limit, rtol)
             steps += n
-    return scale, steps
+    return scale, steps, own
 
 
 def _final_pass(task: tuple) -> tuple[tuple, float | None, list]:
@@ -244,13 +251,14 @@ def _final_pass(task: tuple) -> tuple[tuple, float | None, list]:
     ε, output), the ``(node, index, which secret)`` skipped, and the raised scale if some
     node failed (then the entries are stale and the pass is repeated above it; the raise
     continues through the stream, so one repeat suffices). ``epsilon`` None: audit only."""
-    stream, scale, epsilon, rtol = task
+    stream, scale, epsilon, rtol, skip = task
     level = cut_level(len(stream.weights), epsilon)
     limit = None if epsilon is None else epsilon - loss_error_bound(len(stream.weights), level)
     parts: list[tuple] = []
     skipped: list = []
     raised = None
-    for t, group, lost in _node_groups(stream, scale, None, level):
+    only = None if not skip else frozenset(stream.nodes) - frozenset(skip)
+    for t, group, lost in _node_groups(stream, scale, only, level):
         skipped += [(t, i, k) for i, k in lost]
         if group is None:
             continue
@@ -272,10 +280,13 @@ def _light(stream: ChainStream) -> ChainStream:
 
 
 def _audited(streams: list[ChainStream], scale: float, epsilon: float | None, rtol: float,
-             executor: Any) -> tuple[list, float | None]:
-    """Run the full pass on every stream; the results and the highest raised scale."""
+             executor: Any, skips: list | None = None) -> tuple[list, float | None]:
+    """Run the full pass on every stream (less the nodes of ``skips``, one range per
+    stream); the results and the highest raised scale."""
     sent = streams if executor is None else [_light(s) for s in streams]
-    done = run_map(_final_pass, [(s, scale, epsilon, rtol) for s in sent], executor)
+    skips = skips or [range(0)] * len(streams)
+    done = run_map(_final_pass, [(s, scale, epsilon, rtol, k)
+                                 for s, k in zip(sent, skips, strict=True)], executor)
     higher = [r[1] for r in done if r[1] is not None]
     return done, (max(higher) if higher else None)
 
@@ -327,25 +338,76 @@ class StreamedResult:
 
 def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: float,
                          rtol: float, names: list, coverage: str,
-                         executor: Any = None) -> StreamedResult | None:
+                         executor: Any = None, middle: bool = True) -> StreamedResult | None:
     """Exact scale and final audit by streaming (None: no failing scale was found by the
-    generating-function limits, e.g. when no noise may be needed; use the stored path)."""
+    generating-function limits, e.g. when no noise may be needed; use the stored path).
+    ``middle``: bound the middle nodes of long homogeneous chains together
+    (:func:`_middle_skips`) instead of auditing them one by one."""
     check_stream_sizes(streams)
     span = max(float(s.step) * float(s.weights.max(axis=1).sum()) for s in streams)
     lower = failing_scale([s.mgf_task() for s in streams], epsilon, max(span, 1.0) / epsilon)
     if lower is None:
         return None
+    plans = [_plan(s, epsilon) if middle else None for s in streams]
     sent = streams if executor is None else [_light(s) for s in streams]
-    raised = run_map(_raise_pass, [(s, lower, epsilon, rtol) for s in sent], executor)
+    raised = run_map(_raise_pass, [(s, lower, epsilon, rtol, p)
+                                   for s, p in zip(sent, plans, strict=True)], executor)
     scale = max(r[0] for r in raised)
     steps = sum(r[1] for r in raised)
+    skips, scale = _middle_skips(streams, plans, raised, lower, scale, epsilon, rtol)
     while True:
-        done, higher = _audited(streams, scale, epsilon, rtol, executor)
+        done, higher = _audited(streams, scale, epsilon, rtol, executor, skips)
         steps += len(streams)
         if higher is None:
             break
         scale = higher
     entries, skipped = _entries(streams, done)
-    check_possible(framework.pairs, {x for e in entries for x in (e.pair.first, e.pair.second)})
-    report = _report(entries, scale, names, skipped, coverage, False)
+    possible = {x for e in entries for x in (e.pair.first, e.pair.second)}
+    for stream, skip in zip(streams, skips, strict=True):
+        possible |= {x for t in skip for pair, _, _ in stream.nodes[t]
+                     for x in (pair.first, pair.second)}
+    check_possible(framework.pairs, possible)
+    report = _report(entries, scale, names, skipped, coverage + _middle_note(streams, skips),
+                     False)
     return StreamedResult(scale, report, lower, steps)
+
+
+def _plan(stream: ChainStream, epsilon: float) -> MiddlePlan | None:
+    m = stream.scenario
+    return middle_plan(m.transition, m.initial_distribution, stream.weights, stream.nodes,
+                       epsilon)
+
+
+def _middle_skips(streams: list[ChainStream], plans: list, raised: list, lower: float,
+                  scale: float, epsilon: float, rtol: float) -> tuple[list, float]:
+    """The nodes left out of the full pass, and the scale raised for the middle bounds.
+
+    Each plan's bound covers its middle nodes (``docs/middle-nodes.md``), so the scale is
+    raised to where every bound passes. It is kept only when that is within ``rtol`` of a
+    proven lower end of the exact scale: the representative middle node's own least scale
+    (its exact laws) or the raise pass's scale; otherwise no node is left out (full audit)."""
+    if not any(plans):
+        return [frozenset()] * len(streams), scale
+    bounded = lower
+    for stream, plan in zip(streams, plans, strict=True):
+        if plan is not None:
+            limit = epsilon - loss_error_bound(len(stream.weights),
+                                               cut_level(len(stream.weights), epsilon))
+            bounded = max(bounded, stream.step * plan.least_scale(
+                lower / stream.step, limit, rtol, SLACK))
+    floor = max([scale] + [r[2] for r in raised])
+    if bounded > floor * (1.0 + rtol):
+        return [frozenset()] * len(streams), scale
+    skips = []
+    for stream, plan in zip(streams, plans, strict=True):
+        middle = range(0) if plan is None else plan.nodes(len(stream.weights))
+        skips.append(frozenset(middle) - {(middle.start + middle.stop) // 2})
+    return skips, max(scale, bounded)
+
+
+def _middle_note(streams: list[ChainStream], skips: list) -> str:
+    n = sum(len(k) for k in skips)
+    if not n:
+        return ""
+    return (f"; {n:,} middle nodes of {sum(bool(k) for k in skips)} chain(s) bounded together "
+            "by a two-sided quilt (docs/middle-nodes.md), not audited pair by pair")
