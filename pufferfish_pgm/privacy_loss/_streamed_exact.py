@@ -145,18 +145,31 @@ def _check_size_early(scenarios: Any, query: Any) -> None:
                           "where the cuts remove counts)")
 
 
-def check_stream_sizes(streams: list[ChainStream]) -> None:
+def check_stream_sizes(streams: list[ChainStream], plans: list | None = None) -> None:
     """Refuse, from the sizes alone, streams whose forward rows could pass the memory budget
     (:func:`~pufferfish_pgm.queries._truncated_count_law.forward_bytes`: the uncut rows, a
-    proven upper bound of what one stream holds); the same answer whatever the load."""
+    proven upper bound of what one stream holds; with a middle plan only the rows of the
+    nodes audited one by one are held); the same answer whatever the load."""
     if not streams:
         return
-    big = max(streams, key=lambda s: forward_bytes(s.weights))
+    plans = plans or [None] * len(streams)
+    sizes = [_held_bytes(s, p) for s, p in zip(streams, plans, strict=True)]
+    big = streams[int(np.argmax(sizes))]
     length, k = big.weights.shape
-    check_allocation(forward_bytes(big.weights),
+    check_allocation(max(sizes),
                      what=f"the forward count rows of chain {big.scenario.name!r} (T={length:,}, "
                           f"k={k}, held while its laws stream; at most this much, fewer where "
                           "the cuts remove counts)")
+
+
+def _held_bytes(stream: ChainStream, plan: MiddlePlan | None) -> int:
+    if plan is None:
+        return forward_bytes(stream.weights)
+    w = np.asarray(stream.weights, dtype=np.int64)
+    widths = 1 + np.cumsum(w.max(axis=1))
+    held = np.ones(len(w), dtype=bool)
+    held[list(plan.nodes(len(w)))] = False
+    return int(8 * w.shape[1] * int(widths[held].sum() + widths[len(w) // 2]))
 
 
 def cut_level(length: int, epsilon: float | None) -> float:
@@ -343,12 +356,12 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
     generating-function limits, e.g. when no noise may be needed; use the stored path).
     ``middle``: bound the middle nodes of long homogeneous chains together
     (:func:`_middle_skips`) instead of auditing them one by one."""
-    check_stream_sizes(streams)
+    plans = [_plan(s, epsilon) if middle else None for s in streams]
+    check_stream_sizes(streams, plans)
     span = max(float(s.step) * float(s.weights.max(axis=1).sum()) for s in streams)
     lower = failing_scale([s.mgf_task() for s in streams], epsilon, max(span, 1.0) / epsilon)
     if lower is None:
         return None
-    plans = [_plan(s, epsilon) if middle else None for s in streams]
     sent = streams if executor is None else [_light(s) for s in streams]
     raised = run_map(_raise_pass, [(s, lower, epsilon, rtol, p)
                                    for s, p in zip(sent, plans, strict=True)], executor)

@@ -140,12 +140,15 @@ def _trimmer(scale: float, log_delta: float):
 
 
 def _forward(steps: ChainSteps, log_q0: np.ndarray, weights: np.ndarray, scale: float,
-             log_delta: float, limit: int, name: str) -> list[tuple[int, np.ndarray]]:
-    """Cut forward rows ``log P(X_t = s, Σ_{u<=t} w = offset + j)`` for every t."""
+             log_delta: float, limit: int, name: str,
+             keep: Mapping[int, Sequence[int]]) -> list[tuple[int, np.ndarray]]:
+    """Cut forward rows ``log P(X_t = s, Σ_{u<=t} w = offset + j)``, held for the t of
+    ``keep`` only (empty for the others)."""
     out: list[tuple[int, np.ndarray]] = []
     held = 0
     for t, offset, rows in forward(steps, log_q0, count_lift(weights), len(weights),
                                    _trimmer(scale, log_delta)):
+        rows = rows if t in keep else np.empty((rows.shape[0], 0))   # a view would keep it
         out.append((offset, rows))
         held += rows.nbytes
         if held > limit:
@@ -183,11 +186,12 @@ def stream_node_laws(transition: np.ndarray, initial: np.ndarray, weights: np.nd
         log_q0 = np.log(initial)
     weights = np.asarray(weights, dtype=np.int64)
     steps = ChainSteps(transition)
-    rows_f = _forward(steps, log_q0, weights, scale, log_delta, memory_budget(budget), name)
+    rows_f = _forward(steps, log_q0, weights, scale, log_delta, memory_budget(budget), name,
+                      wanted)
     for t, b_offset, beta in backward(steps, (len(log_q0), 1), count_lift(weights),
                                       len(weights), _trimmer(scale, log_delta)):
         f_offset, alpha = rows_f[t]
-        rows_f[t] = (f_offset, alpha[:, :0])   # no longer needed: free it as we go
+        rows_f[t] = (f_offset, np.empty((len(alpha), 0)))   # free it (a view would not)
         if t in wanted:
             yield (t, *_node_laws(alpha, f_offset, beta, b_offset, wanted[t], scale, log_delta))
 
