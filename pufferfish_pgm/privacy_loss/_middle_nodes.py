@@ -1,8 +1,9 @@
 """How far apart the privacy losses of two nodes of a chain are: what is proven (internal).
 
-Two bounds hold on any fixed-start chain with integer weights (proofs in
-``docs/middle-nodes.md``); neither lets the exact calibrator skip a node's law, and the
-calibrator does not use them (the interior of the audit is not covered, see the docs):
+Three bounds hold on any fixed-start chain with integer weights (proofs in
+``docs/middle-nodes.md``). The first two need both nodes' laws or cover only the extreme
+outputs; the third (:class:`MiddleClass`) bounds every node far from the ends at once and is
+what the streamed calibrator uses (:func:`middle_plan`) to skip the middle nodes' laws:
 
 * **Transfer** (:func:`transfer_gap`): for nodes ``i``, ``j`` and a pair of states ``(a, b)``,
   ``|ε_i(λ) - ε_j(λ)| <= g_λ(a) + g_λ(b)``, where ``g_λ(s)`` is the realised ε of the release
@@ -14,6 +15,10 @@ calibrator does not use them (the interior of the audit is not covered, see the 
   Birkhoff-contracted Hilbert diameter, ``τ^{⌊n/m⌋-1} Δ`` per side, with ``Δ`` and ``τ`` of
   the ``m``-step block of the tilted transition ``P diag(e^{γw})``. A block with a zero
   entry has ``Δ = ∞``, ``τ = 1``: the bound is ``inf`` (it refuses itself).
+* **Middle class** (:class:`MiddleClass`): for every node with ``d`` nodes on each side,
+  ``ε_i(λ) <= B(λ)``, the two-sided quilt ``{X_{i-d}, X_{i+d}}`` bound of
+  ``docs/exact-quilt.md`` with its prior term bounded over the middle nodes; ``inf`` on a
+  blocker (a zero transition that makes a quilt value possible under one secret only).
 
 Examples
 --------
@@ -33,11 +38,13 @@ import numpy as np
 
 from ..distributions._log_space import logsumexp
 from ..queries._count_engine import ChainSteps, convolve, step
+from ..queries._truncated_count_law import forward_bytes
 from ._laplace_kernel import pair_epsilon
 from ._pair_rows import Group
 
-__all__ = ["MiddleClass", "birkhoff_coefficient", "bridge_laws", "hilbert_diameter",
-           "hilbert_distance", "limit_loss_drift", "tilted_block", "transfer_gap"]
+__all__ = ["MiddleClass", "MiddlePlan", "birkhoff_coefficient", "bridge_laws", "held_bytes",
+           "hilbert_diameter", "hilbert_distance", "limit_loss_drift", "middle_note",
+           "middle_plan", "tilted_block", "transfer_gap"]
 
 
 def hilbert_distance(log_x: np.ndarray, log_y: np.ndarray) -> float:
@@ -327,3 +334,25 @@ def middle_plan(transition: np.ndarray, initial: np.ndarray, weights: np.ndarray
         if not found[2].size or found[2].max() <= PRIOR_LEVEL * epsilon:
             return MiddlePlan(d, MiddleClass.build(p, initial, w[0], pairs, d, length, log_q))
     return None
+
+
+def held_bytes(weights: np.ndarray, plan: MiddlePlan | None) -> int:
+    """Bytes of the forward rows a stream holds: every node's uncut rows without a plan
+    (:func:`~pufferfish_pgm.queries._truncated_count_law.forward_bytes`), else those of the
+    nodes audited one by one (near the ends, and the representative)."""
+    if plan is None:
+        return forward_bytes(weights)
+    w = np.asarray(weights, dtype=np.int64)
+    widths = 1 + np.cumsum(w.max(axis=1))
+    held = np.ones(len(w), dtype=bool)
+    held[list(plan.nodes(len(w)))] = False
+    return int(8 * w.shape[1] * int(widths[held].sum() + widths[len(w) // 2]))
+
+
+def middle_note(skips: list) -> str:
+    """The coverage note on middle nodes bounded together ("" when none)."""
+    n = sum(len(k) for k in skips)
+    if not n:
+        return ""
+    return (f"; {n:,} middle nodes of {sum(bool(k) for k in skips)} chain(s) bounded together "
+            "by a two-sided quilt (docs/middle-nodes.md), not audited pair by pair")

@@ -22,6 +22,11 @@ scenario, 30 GB for a week of minutes. Here nothing but one node's laws is held:
    binding pair's supremum sits at an extreme output, which the limit loss ranks), every law
    is computed once.
 
+On a homogeneous chain with the same weights at every node, the nodes far from both ends are
+bounded together instead (:mod:`pufferfish_pgm.privacy_loss._middle_nodes`, ``docs/
+middle-nodes.md``): only the nodes near the ends and one representative are audited one by
+one, and the result is kept only when it is within ``rtol`` of a proven lower end.
+
 Each scenario's passes are independent, so they run on an executor when one is given.
 """
 
@@ -41,7 +46,6 @@ from ..queries import Count, LinearQuery, fixed_start_variants
 from ..queries._packed_weights import pack_queries
 from ..queries._truncated_count_law import (
     LOG_DELTA,
-    forward_bytes,
     loss_error_bound,
     stream_node_laws,
 )
@@ -50,7 +54,7 @@ from ..secrets import SkippedPair, check_possible
 from ._audit_report import AuditReport, PairAudit
 from ._bisection import SLACK, _bisect
 from ._mgf_bracket import MgfTask, failing_scale, node_limit_losses
-from ._middle_nodes import MiddlePlan, middle_plan
+from ._middle_nodes import MiddlePlan, held_bytes, middle_note, middle_plan
 from ._pair_rows import Group
 
 __all__ = ["ChainStream", "chain_streams", "streamed_audit", "streamed_calibration"]
@@ -153,23 +157,13 @@ def check_stream_sizes(streams: list[ChainStream], plans: list | None = None) ->
     if not streams:
         return
     plans = plans or [None] * len(streams)
-    sizes = [_held_bytes(s, p) for s, p in zip(streams, plans, strict=True)]
+    sizes = [held_bytes(s.weights, p) for s, p in zip(streams, plans, strict=True)]
     big = streams[int(np.argmax(sizes))]
     length, k = big.weights.shape
     check_allocation(max(sizes),
                      what=f"the forward count rows of chain {big.scenario.name!r} (T={length:,}, "
                           f"k={k}, held while its laws stream; at most this much, fewer where "
                           "the cuts remove counts)")
-
-
-def _held_bytes(stream: ChainStream, plan: MiddlePlan | None) -> int:
-    if plan is None:
-        return forward_bytes(stream.weights)
-    w = np.asarray(stream.weights, dtype=np.int64)
-    widths = 1 + np.cumsum(w.max(axis=1))
-    held = np.ones(len(w), dtype=bool)
-    held[list(plan.nodes(len(w)))] = False
-    return int(8 * w.shape[1] * int(widths[held].sum() + widths[len(w) // 2]))
 
 
 def cut_level(length: int, epsilon: float | None) -> float:
@@ -380,7 +374,7 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
         possible |= {x for t in skip for pair, _, _ in stream.nodes[t]
                      for x in (pair.first, pair.second)}
     check_possible(framework.pairs, possible)
-    report = _report(entries, scale, names, skipped, coverage + _middle_note(streams, skips),
+    report = _report(entries, scale, names, skipped, coverage + middle_note(skips),
                      False)
     return StreamedResult(scale, report, lower, steps)
 
@@ -416,11 +410,3 @@ def _middle_skips(streams: list[ChainStream], plans: list, raised: list, lower: 
         middle = range(0) if plan is None else plan.nodes(len(stream.weights))
         skips.append(frozenset(middle) - {(middle.start + middle.stop) // 2})
     return skips, max(scale, bounded)
-
-
-def _middle_note(streams: list[ChainStream], skips: list) -> str:
-    n = sum(len(k) for k in skips)
-    if not n:
-        return ""
-    return (f"; {n:,} middle nodes of {sum(bool(k) for k in skips)} chain(s) bounded together "
-            "by a two-sided quilt (docs/middle-nodes.md), not audited pair by pair")
