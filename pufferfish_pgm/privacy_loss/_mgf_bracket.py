@@ -131,8 +131,13 @@ def _pair_gaps(task: MgfTask, log_m: np.ndarray) -> np.ndarray:
     a = log_m[task.node, task.first]                    # (pairs, G)
     b = log_m[task.node, task.second]
     with np.errstate(invalid="ignore"):   # less a rounding allowance: at tiny scales the
-        gap = np.abs(a - b) - ROUNDING * len(task.weights) * (np.abs(a) + np.abs(b))
-    return np.where(np.isnan(gap), 0.0, np.maximum(gap, 0.0))   # two logs of ~γ·F cancel
+        gap = a - b                       # two logs of ~γ·F cancel; in place, same values
+        np.abs(gap, out=gap)
+        np.abs(a, out=a)
+        a += np.abs(b)
+        a *= ROUNDING * len(task.weights)
+        gap -= a
+    return np.fmax(gap, 0.0, out=gap)                   # NaN (impossible secret): 0
 
 
 def _fails(tasks: Sequence[MgfTask], scales: np.ndarray, epsilon: float) -> np.ndarray:

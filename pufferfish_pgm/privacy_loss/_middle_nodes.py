@@ -320,12 +320,11 @@ def middle_plan(transition: np.ndarray, initial: np.ndarray, weights: np.ndarray
     length = len(w)
     if p.ndim != 2 or (w != w[0]).any():
         return None
-    log_q = start_table(p, initial, length)
+    log_q, sets = start_table(p, initial, length), _pair_sets(nodes)
     for d in DISTANCES:
         if 3 * d > length:
             return None
-        pairs = np.array(sorted({(min(a, b), max(a, b)) for t, ps in nodes.items()
-                                 if d <= t < length - d for _, a, b in ps}))
+        pairs = _middle_pairs(sets, d, length)
         with np.errstate(divide="ignore"):
             log_pd = np.log(np.linalg.matrix_power(p, d))
         found = _prior(log_pd, log_q, pairs, d)
@@ -334,6 +333,22 @@ def middle_plan(transition: np.ndarray, initial: np.ndarray, weights: np.ndarray
         if not found[2].size or found[2].max() <= PRIOR_LEVEL * epsilon:
             return MiddlePlan(d, MiddleClass.build(p, initial, w[0], pairs, d, length, log_q))
     return None
+
+
+def _pair_sets(nodes: dict) -> list[tuple[tuple, np.ndarray]]:
+    """Each distinct set of state pairs (a < b) and the nodes that have it."""
+    by_set: dict[tuple, list[int]] = {}
+    for t, ps in nodes.items():
+        by_set.setdefault(tuple(sorted({(min(a, b), max(a, b)) for _, a, b in ps})),
+                          []).append(t)
+    return [(k, np.array(v)) for k, v in by_set.items()]
+
+
+def _middle_pairs(sets: list, distance: int, length: int) -> np.ndarray:
+    """The distinct state pairs of the nodes in the middle range, (n, 2)."""
+    used = {x for pairs, at in sets if ((at >= distance) & (at < length - distance)).any()
+            for x in pairs}
+    return np.array(sorted(used), dtype=np.int64).reshape(-1, 2)
 
 
 def held_bytes(weights: np.ndarray, plan: MiddlePlan | None) -> int:
