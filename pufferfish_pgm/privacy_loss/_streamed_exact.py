@@ -83,8 +83,11 @@ class ChainStream:
         """Cells of the stored layout (laws of every node's states): what streaming saves."""
         return len(self.nodes) * self.scenario.k * (int(self.weights.max(axis=1).sum()) + 1)
 
-    def mgf_task(self) -> MgfTask:
-        rows = [(t, a, b) for t, pairs in self.nodes.items() for _, a, b in pairs]
+    def mgf_task(self, skip: frozenset = frozenset()) -> MgfTask:
+        """The generating-function task of the pairs of the nodes not in ``skip`` (a failing
+        pair among them fails the audit all the same)."""
+        rows = [(t, a, b) for t, pairs in self.nodes.items() if t not in skip
+                for _, a, b in pairs]
         node, first, second = (np.array(x, dtype=np.int64) for x in zip(*rows, strict=True))
         return MgfTask(self.scenario.transition, self.scenario.initial_distribution,
                        self.weights, node, first, second, float(self.step))
@@ -234,8 +237,8 @@ def _raise_pass(task: tuple) -> tuple[float, int, float]:
     stream, lower, epsilon, rtol, plan = task
     level = cut_level(len(stream.weights), epsilon)
     limit = epsilon - loss_error_bound(len(stream.weights), level)
-    losses = node_limit_losses(stream.mgf_task(), lower)
     middle = range(0) if plan is None else plan.nodes(len(stream.weights))
+    losses = node_limit_losses(stream.mgf_task(frozenset(middle)), lower)
     ranked = sorted((t for t in losses if t not in middle), key=losses.__getitem__)
     rep = (middle.start + middle.stop) // 2 if plan is not None else -1
     only = frozenset(ranked[max(len(ranked) - CANDIDATES, 0):]) | {rep}
@@ -353,7 +356,8 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
     plans = [_plan(s, epsilon) if middle else None for s in streams]
     check_stream_sizes(streams, plans)
     span = max(float(s.step) * float(s.weights.max(axis=1).sum()) for s in streams)
-    lower = failing_scale([s.mgf_task() for s in streams], epsilon, max(span, 1.0) / epsilon)
+    lower = failing_scale([s.mgf_task(_middle(s, p)) for s, p in zip(streams, plans, strict=True)],
+                          epsilon, max(span, 1.0) / epsilon)
     if lower is None:
         return None
     sent = streams if executor is None else [_light(s) for s in streams]
@@ -377,6 +381,15 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
     report = _report(entries, scale, names, skipped, coverage + middle_note(skips),
                      False)
     return StreamedResult(scale, report, lower, steps)
+
+
+def _middle(stream: ChainStream, plan: MiddlePlan | None) -> frozenset:
+    """A plan's middle nodes less the representative (empty without a plan): their limit
+    losses are within Lemma 2's drift of the representative's, so the bracket skips them."""
+    if plan is None:
+        return frozenset()
+    middle = plan.nodes(len(stream.weights))
+    return frozenset(middle) - {(middle.start + middle.stop) // 2}
 
 
 def _plan(stream: ChainStream, epsilon: float) -> MiddlePlan | None:
@@ -405,8 +418,4 @@ def _middle_skips(streams: list[ChainStream], plans: list, raised: list, lower: 
     floor = max([scale] + [r[2] for r in raised])
     if bounded > floor * (1.0 + rtol):
         return [frozenset()] * len(streams), scale
-    skips = []
-    for stream, plan in zip(streams, plans, strict=True):
-        middle = range(0) if plan is None else plan.nodes(len(stream.weights))
-        skips.append(frozenset(middle) - {(middle.start + middle.stop) // 2})
-    return skips, max(scale, bounded)
+    return [_middle(s, p) for s, p in zip(streams, plans, strict=True)], max(scale, bounded)
