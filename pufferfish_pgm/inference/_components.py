@@ -27,13 +27,14 @@ Examples
 from __future__ import annotations
 
 import weakref
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..scenarios import BayesianNetworkScenario
 from ..scenarios._pgmpy import NetworkTables
 
-__all__ = ["NetworkParts", "Plate", "component_signature", "network_parts", "sub_tables"]
+__all__ = ["NetworkParts", "Plate", "component_signature", "linked_parts", "network_parts",
+           "sub_tables"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,7 +70,17 @@ class NetworkParts:
 
 def _components(tables: NetworkTables) -> list[tuple]:
     """Weakly connected components (union-find over parent links), nodes in model order."""
-    root = {v: v for v in tables.nodes}
+    return linked_parts(tables.nodes, [tables.parents])
+
+
+def linked_parts(nodes: Sequence, parents: Sequence[Mapping]) -> list[tuple]:
+    """The weakly connected parts of ``nodes`` under the union of the parent links of every
+    map in ``parents`` (union-find), each part in the order of ``nodes``.
+
+    >>> linked_parts("abcd", [{"a": (), "b": ("a",), "c": (), "d": ()}, {"d": ("c",)}])
+    [('a', 'b'), ('c', 'd')]
+    """
+    root = {v: v for v in nodes}
 
     def find(v: Hashable) -> Hashable:
         while root[v] != v:
@@ -77,13 +88,14 @@ def _components(tables: NetworkTables) -> list[tuple]:
             v = root[v]
         return v
 
-    for v in tables.nodes:
-        for p in tables.parents[v]:
-            a, b = find(v), find(p)
-            if a != b:
-                root[a] = b
+    for links in parents:
+        for v in nodes:
+            for p in links.get(v, ()):
+                a, b = find(v), find(p)
+                if a != b:
+                    root[a] = b
     groups: dict[Hashable, list] = {}
-    for v in tables.nodes:
+    for v in nodes:
         groups.setdefault(find(v), []).append(v)
     return [tuple(g) for g in groups.values()]
 

@@ -29,11 +29,11 @@ Examples
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from ..inference._components import component_signature, sub_tables
+from ..inference._components import component_signature, linked_parts, sub_tables
 from ..scenarios import BayesianNetworkScenario, ScenarioClass
 from ._influence import ordered_pairs
 from ._network_planner import (
@@ -89,24 +89,7 @@ def class_components(cls: Any) -> list[tuple]:
     part for chains."""
     if not all(isinstance(m, BayesianNetworkScenario) for m in cls):
         return [tuple(cls.nodes)]
-    root: dict[Hashable, Hashable] = {v: v for v in cls.nodes}
-
-    def find(v: Hashable) -> Hashable:
-        while root[v] != v:
-            root[v] = root[root[v]]
-            v = root[v]
-        return v
-
-    for m in cls:
-        for v in m.nodes:
-            for p in m.tables.parents[v]:
-                a, b = find(v), find(p)
-                if a != b:
-                    root[a] = b
-    groups: dict[Hashable, list] = {}
-    for v in cls.nodes:
-        groups.setdefault(find(v), []).append(v)
-    return [tuple(g) for g in groups.values()]
+    return linked_parts(tuple(cls.nodes), [m.tables.parents for m in cls])
 
 
 class _Representatives:
