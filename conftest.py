@@ -19,7 +19,8 @@ USELESS_EXAMPLES = frozenset({
     "pufferfish_pgm/accountant/_records.py::pufferfish_pgm.accountant._records.RecordedRelease",
     "pufferfish_pgm/demos/constraints.py::pufferfish_pgm.demos.constraints",
     "pufferfish_pgm/demos/constraints.py::pufferfish_pgm.demos.constraints.constraint_leakage",
-    "pufferfish_pgm/mechanisms/_verify.py::pufferfish_pgm.mechanisms._verify",
+    "pufferfish_pgm/certificates/__init__.py::pufferfish_pgm.certificates",
+    "pufferfish_pgm/certificates/_verify.py::pufferfish_pgm.certificates._verify",
     "pufferfish_pgm/mechanisms/baselines.py::pufferfish_pgm.mechanisms.baselines",
     "pufferfish_pgm/mechanisms/baselines.py::"
     "pufferfish_pgm.mechanisms.baselines.GroupDPMechanism",

@@ -10,7 +10,7 @@ Run: ``python examples/multi_user.py``
 
 from __future__ import annotations
 
-from pufferfish_pgm.mechanisms import multiuser as mu
+from pufferfish_pgm.standalone import multiuser as mu
 
 # Table 2 of the paper: users 1-3, always present, value distributions over 1..5.
 TABLE2 = [

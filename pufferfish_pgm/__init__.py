@@ -13,8 +13,16 @@ True
 True
 """
 
+import sys as _sys
+from typing import Any as _Any
+
+from . import certificates as certificates
+from . import standalone as standalone
+from ._compat import MOVED_MODULES as _MOVED_MODULES
+from ._compat import moved_name as _moved_name
 from .accountant import ContinualRelease, PrivacyAccountant, joint_audit
 from .advisor import advise
+from .certificates import Verification, verify
 from .errors import (
     BudgetExceededError,
     CertificateError,
@@ -36,21 +44,24 @@ from .errors import (
     UsefulnessWarning,
 )
 from .inference import ExactInference, conditional, pgmpy_exact_inference, secret_probability
-from .mechanisms import multiuser
-from .mechanisms._release import Release
-from .mechanisms._verify import Verification, verify
-from .mechanisms.base import Calibration, Mechanism
-from .mechanisms.baselines import EntryDPMechanism, GroupDPMechanism
-from .mechanisms.blowfish import BlowfishLaplaceMechanism, policy_sensitivity
-from .mechanisms.continuous import ContinuousSumMechanism
-from .mechanisms.exact import ExactLaplaceMechanism
-from .mechanisms.exact_quilt import ExactQuiltMechanism
-from .mechanisms.geo import PlanarLaplaceMechanism
-from .mechanisms.gk16 import GK16Mechanism
-from .mechanisms.kantorovich import KantorovichMechanism
-from .mechanisms.markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
-from .mechanisms.optimal import OptimalNoiseMechanism
-from .mechanisms.wasserstein import WassersteinMechanism
+from .mechanisms import (
+    BlowfishLaplaceMechanism,
+    Calibration,
+    EntryDPMechanism,
+    ExactLaplaceMechanism,
+    ExactQuiltMechanism,
+    GK16Mechanism,
+    GroupDPMechanism,
+    KantorovichMechanism,
+    MarkovQuiltMechanism,
+    Mechanism,
+    MQMApproxMechanism,
+    OptimalNoiseMechanism,
+    WassersteinMechanism,
+    mqm_approx_scale,
+    policy_sensitivity,
+)
+from .noise import Release
 from .privacy_loss import AuditReport, audit, audit_releases
 from .queries import Count, Histogram, LinearQuery, WindowedCount, WindowedHistogram
 from .quilts import PlanEntry, max_influence
@@ -78,6 +89,7 @@ from .secrets import (
     partition_graph,
     secret_pairs,
 )
+from .standalone import ContinuousSum, PlanarLaplace, multiuser
 
 __all__ = [
     "AuditReport",
@@ -88,7 +100,7 @@ __all__ = [
     "CertificateError",
     "CompositionError",
     "ContinualRelease",
-    "ContinuousSumMechanism",
+    "ContinuousSum",
     "Count",
     "EntryDPMechanism",
     "ExactInference",
@@ -117,7 +129,7 @@ __all__ = [
     "OptimalNoiseMechanism",
     "ParameterTypeError",
     "PlanEntry",
-    "PlanarLaplaceMechanism",
+    "PlanarLaplace",
     "PrivacyAccountant",
     "PufferfishError",
     "Release",
@@ -160,3 +172,12 @@ __all__ = [
     "verify",
 ]
 __version__ = "0.1.0"
+
+# 0.1.0's module paths that moved (pufferfish_pgm.mechanisms.geo, ...) import the new modules
+for _old, _new in _MOVED_MODULES.items():
+    _sys.modules.setdefault(_old, _sys.modules[_new])
+
+
+def __getattr__(name: str) -> _Any:
+    """0.1.0's renamed names (``PlanarLaplaceMechanism``, ...), with a ``DeprecationWarning``."""
+    return _moved_name(__name__, name)

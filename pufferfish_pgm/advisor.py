@@ -44,13 +44,12 @@ import numpy as np
 
 from ._validation import positive_finite
 from .errors import InvalidParameterError, PufferfishError
-from .mechanisms._registry import mechanism
-from .mechanisms._usefulness import answer_spread, quiet
+from .mechanisms._engine import answer_spread, mechanism, quiet
 from .mechanisms.base import Calibration, Mechanism
 from .privacy_loss import audit
 from .queries import Query
 from .scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
-from .scenarios._pgmpy import validate_tables
+from .scenarios._engine import validate_tables
 from .secrets import Framework
 
 __all__ = ["Advice", "MechanismAdvice", "advise", "cohort", "cohort_size"]

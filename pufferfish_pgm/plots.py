@@ -21,8 +21,7 @@ import numpy as np
 
 from .distributions import DiscreteDistribution
 from .errors import MissingDependencyError
-from .mechanisms._registry import MECHANISM_ORDER, mechanism
-from .mechanisms._usefulness import quiet
+from .mechanisms._engine import MECHANISM_ORDER, mechanism, quiet
 from .queries import Query
 from .quilts import PlanEntry
 from .scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario

@@ -19,7 +19,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from pufferfish_pgm import BayesianNetworkScenario, MarkovChainScenario
-from pufferfish_pgm.scenarios._pgmpy import NetworkTables
+from pufferfish_pgm.scenarios._network_tables import NetworkTables
 
 # The suite is deterministic by default (CI must not fail on a counterexample found by chance
 # on one run and not the next); HYPOTHESIS_PROFILE=explore searches with fresh randomness.

@@ -56,7 +56,7 @@ from scipy.special import logsumexp
 
 from pufferfish_pgm.queries import Histogram, WindowedCount, WindowedHistogram
 from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
-from pufferfish_pgm.scenarios._pgmpy import NetworkTables
+from pufferfish_pgm.scenarios._network_tables import NetworkTables
 from pufferfish_pgm.secrets import Framework
 
 WeightFn = Callable[[object, object], float]

@@ -25,7 +25,7 @@ from pufferfish_pgm.mechanisms.wasserstein import WassersteinMechanism
 from pufferfish_pgm.privacy_loss import audit
 from pufferfish_pgm.queries import Count, Histogram, LinearQuery
 from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
-from pufferfish_pgm.scenarios._pgmpy import NetworkTables
+from pufferfish_pgm.scenarios._network_tables import NetworkTables
 from pufferfish_pgm.secrets import (
     Framework,
     JointSecret,

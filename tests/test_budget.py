@@ -19,7 +19,8 @@ import pufferfish_pgm as pp
 from pufferfish_pgm import _budget
 from pufferfish_pgm._budget import BUDGET_ENV, check_allocation, machine_memory, memory_budget
 from pufferfish_pgm.errors import InvalidParameterError, LimitExceededError, ParameterTypeError
-from pufferfish_pgm.inference import conditional, network_index, secret_probability
+from pufferfish_pgm.inference import conditional, secret_probability
+from pufferfish_pgm.inference._engine import network_index
 from pufferfish_pgm.queries import Count, query_log_pmf
 from pufferfish_pgm.quilts import plan_network
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import pufferfish_pgm as pp
-from pufferfish_pgm.mechanisms._certificate import CertifiedEvidence, canonical, sha256
+from pufferfish_pgm.certificates._document import CertifiedEvidence, canonical, sha256
 from pufferfish_pgm.noise import IntegerNoise
 
 MODELS = Path(__file__).resolve().parents[1] / "models"

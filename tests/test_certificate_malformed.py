@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import pufferfish_pgm as pp
-from pufferfish_pgm.scenarios._pgmpy import NetworkTables
+from pufferfish_pgm.scenarios._network_tables import NetworkTables
 
 P = [[0.9, 0.1], [0.2, 0.8]]
 

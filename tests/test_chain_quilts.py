@@ -11,8 +11,9 @@ from oracle import naive_chain_sigmas
 from pufferfish_pgm.errors import ImpossibleSecretError, InvalidModelError
 from pufferfish_pgm.queries import Count, Histogram
 from pufferfish_pgm.quilts import _chain_planner as _planner
-from pufferfish_pgm.quilts import pair_groups, plan_chain
+from pufferfish_pgm.quilts import plan_chain
 from pufferfish_pgm.quilts._chain_nodes import convergence, support_at
+from pufferfish_pgm.quilts._engine import pair_groups
 from pufferfish_pgm.quilts._plan import NodeRanges
 from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.secrets import Framework, secret_pairs

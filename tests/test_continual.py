@@ -22,7 +22,7 @@ from pufferfish_pgm.errors import (
 )
 from pufferfish_pgm.queries import Count, Histogram
 from pufferfish_pgm.scenarios import BayesianNetworkScenario
-from pufferfish_pgm.scenarios._pgmpy import NetworkTables
+from pufferfish_pgm.scenarios._network_tables import NetworkTables
 
 RTOL = 1e-9
 STICKY = [[0.8, 0.2], [0.3, 0.7]]

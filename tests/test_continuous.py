@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pufferfish_pgm.mechanisms.continuous as continuous
 import pufferfish_pgm.noise as noise
+import pufferfish_pgm.standalone.continuous as continuous
 from pufferfish_pgm.distributions import DiscreteDistribution
 from pufferfish_pgm.errors import (
     InvalidDataError,
@@ -19,15 +19,15 @@ from pufferfish_pgm.errors import (
     ParameterTypeError,
     PufferfishError,
 )
-from pufferfish_pgm.mechanisms._release import Release
-from pufferfish_pgm.mechanisms.continuous import ContinuousSumMechanism
 from pufferfish_pgm.privacy_loss import laplace_pair_epsilon
+from pufferfish_pgm.noise import Release
+from pufferfish_pgm.standalone.continuous import ContinuousSum
 
 
 def test_scale_is_four_k_over_epsilon():
-    m = ContinuousSumMechanism(epsilon=0.5, k=1000.0)
+    m = ContinuousSum(epsilon=0.5, k=1000.0)
     assert m.scale == 8000.0 and m.sensitivity == 4000.0 and not m.relative
-    rel = ContinuousSumMechanism.from_factor(epsilon=2.0, c=0.5)
+    rel = ContinuousSum.from_factor(epsilon=2.0, c=0.5)
     assert rel.relative and rel.k == pytest.approx(math.log(2.0))
     assert rel.scale == pytest.approx(4 * math.log(2.0) / 2.0)
 
@@ -45,13 +45,13 @@ def test_scale_is_four_k_over_epsilon():
 )
 def test_bad_parameters(args, kwargs, error):
     with pytest.raises(error):
-        ContinuousSumMechanism(epsilon=args[0], k=args[1], **kwargs)
+        ContinuousSum(epsilon=args[0], k=args[1], **kwargs)
 
 
 @pytest.mark.parametrize("c", [0.0, 1.0, 1.5, "0.5"])
 def test_bad_factor(c):
     with pytest.raises(PufferfishError):
-        ContinuousSumMechanism.from_factor(epsilon=1.0, c=c)
+        ContinuousSum.from_factor(epsilon=1.0, c=c)
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def test_bad_factor(c):
     ],
 )
 def test_bad_values_name_the_row(values, relative, fragment):
-    m = ContinuousSumMechanism(epsilon=1.0, k=1.0, relative=relative)
+    m = ContinuousSum(epsilon=1.0, k=1.0, relative=relative)
     with pytest.raises(InvalidDataError) as err:
         m.release(values, rng=np.random.default_rng(0))
     assert fragment in str(err.value)
@@ -82,13 +82,13 @@ def test_release_calls_add_noise_with_scale_and_sensitivity(monkeypatch):
 
     monkeypatch.setattr(continuous, "add_noise", stub)   # the name the mechanism calls
     rng = np.random.default_rng(0)
-    out = ContinuousSumMechanism(epsilon=2.0, k=5.0).release([1.0, 2.5, 3.5], rng=rng)
+    out = ContinuousSum(epsilon=2.0, k=5.0).release([1.0, 2.5, 3.5], rng=rng)
     assert calls == [(7.0, 10.0, rng, 20.0)]
     assert out == Release(
         value=8.0, scale=10.0, epsilon=2.0, mechanism="ContinuousSum", query="sum"
     )
     # relative: the sum of logs gets the noise; value is the noisy geometric mean
-    out = ContinuousSumMechanism(epsilon=1.0, k=0.1, relative=True).release([2.0, 8.0], rng=rng)
+    out = ContinuousSum(epsilon=1.0, k=0.1, relative=True).release([2.0, 8.0], rng=rng)
     assert calls[-1][0] == pytest.approx(math.log(16.0))
     assert calls[-1][1:] == (pytest.approx(0.4), rng, pytest.approx(0.4))
     assert 2 * math.log(out.value) == pytest.approx(math.log(16.0) + 1.0)  # n log(value)
@@ -97,7 +97,7 @@ def test_release_calls_add_noise_with_scale_and_sensitivity(monkeypatch):
 
 
 def test_release_with_the_real_sampler_is_reproducible_and_centred():
-    m = ContinuousSumMechanism(epsilon=1.0, k=2.0)
+    m = ContinuousSum(epsilon=1.0, k=2.0)
     values = [10.0, 20.0, 12.5]
     one = m.release(values, rng=np.random.default_rng(42))
     two = m.release(values, rng=np.random.default_rng(42))
@@ -112,7 +112,7 @@ def test_release_with_the_real_sampler_is_reproducible_and_centred():
 
 
 def test_relative_release_with_the_real_sampler():
-    m = ContinuousSumMechanism.from_factor(epsilon=1.0, c=0.9)
+    m = ContinuousSum.from_factor(epsilon=1.0, c=0.9)
     rng = np.random.default_rng(3)
     values = [50_000.0, 60_000.0, 40_000.0, 55_000.0]
     rel = m.release(values, rng=rng)
@@ -126,7 +126,7 @@ def test_relative_release_with_the_real_sampler():
 
 @pytest.mark.parametrize("relative", [False, True])
 def test_release_is_the_shared_release_without_the_exact_answer(relative):
-    m = ContinuousSumMechanism(epsilon=0.5, k=2.0, relative=relative)
+    m = ContinuousSum(epsilon=0.5, k=2.0, relative=relative)
     values = [10.0, 20.0, 12.5]
     rel = m.release(values, rng=np.random.default_rng(5))
     assert type(rel) is Release
@@ -147,7 +147,7 @@ def test_release_is_the_shared_release_without_the_exact_answer(relative):
 def test_low_bits_of_the_values_do_not_reach_the_release(relative):
     # the noisy answer lies on add_noise's grid: sums differing in their last bits give the
     # same release under the same seed
-    m = ContinuousSumMechanism(epsilon=1.0, k=2.0, relative=relative)
+    m = ContinuousSum(epsilon=1.0, k=2.0, relative=relative)
     base = [10.0, 20.0, 12.5]
     nudged = [10.0 + 1e-12, 20.0, math.nextafter(12.5, 13.0)]
     for seed in range(50):
@@ -178,13 +178,13 @@ def test_lemma_7_1_audit(x, k, eps, u, v, rest_support):
 
     a = rest.convolve(prior(u, x - k))
     b = rest.convolve(prior(v, x + k))
-    scale = ContinuousSumMechanism(epsilon=eps, k=k).scale
+    scale = ContinuousSum(epsilon=eps, k=k).scale
     assert laplace_pair_epsilon(a, b, scale)[0] <= eps + 1e-9
 
 
 def test_lemma_7_1_is_tight():
     # the extreme values x - k and x + 3k - δ differ by almost 4k: the loss approaches ε
     k, eps = 3.0, 0.7
-    scale = ContinuousSumMechanism(epsilon=eps, k=k).scale
+    scale = ContinuousSum(epsilon=eps, k=k).scale
     loss, _ = laplace_pair_epsilon({-k: 1.0}, {3 * k - 1e-9: 1.0}, scale)
     assert eps - 1e-8 < loss <= eps

@@ -506,7 +506,7 @@ def test_column_error_over_a_wrong_table_offers_no_renormalize() -> None:
 
 
 def test_many_bad_columns_are_summed_up_per_node_after_the_first_hundred() -> None:
-    from pufferfish_pgm.scenarios._pgmpy import check_cpt
+    from pufferfish_pgm.scenarios._network_tables import check_cpt
 
     table = np.full((2, 150), 0.5)
     table[0] += 1e-5  # every column off by 1e-5

@@ -16,19 +16,19 @@ from pufferfish_pgm.errors import (
     ParameterTypeError,
     PufferfishError,
 )
-from pufferfish_pgm.mechanisms.geo import GeoRelease, PlanarLaplaceMechanism
 from pufferfish_pgm.noise import default_grid
 from pufferfish_pgm.noise._discrete_laplace_sampler import source_for
+from pufferfish_pgm.standalone.geo import GeoRelease, PlanarLaplace
 
 
-def noisy_offsets(mech: PlanarLaplaceMechanism, n: int, rng=None) -> np.ndarray:
+def noisy_offsets(mech: PlanarLaplace, n: int, rng=None) -> np.ndarray:
     origin = (10.0, -4.0)
     points = np.array([mech.release(origin, rng=rng).value for _ in range(n)])
     return points - np.array(origin)
 
 
 def test_radius_and_angle_distribution_seeded() -> None:
-    mech = PlanarLaplaceMechanism(epsilon=0.8, r=2.0)
+    mech = PlanarLaplace(epsilon=0.8, r=2.0)
     offsets = noisy_offsets(mech, 20_000, rng=np.random.default_rng(11))
     radius = np.hypot(offsets[:, 0], offsets[:, 1])
     scale = 2.0 / 0.8
@@ -41,7 +41,7 @@ def test_radius_and_angle_distribution_seeded() -> None:
 
 
 def test_radius_and_angle_distribution_secure() -> None:
-    mech = PlanarLaplaceMechanism(epsilon=2.0)
+    mech = PlanarLaplace(epsilon=2.0)
     offsets = noisy_offsets(mech, 5_000)
     radius = np.hypot(offsets[:, 0], offsets[:, 1])
     assert stats.kstest(radius, stats.gamma(a=2, scale=0.5).cdf).pvalue > 1e-5
@@ -50,7 +50,7 @@ def test_radius_and_angle_distribution_secure() -> None:
 
 
 def test_release_fields_and_reproducibility() -> None:
-    mech = PlanarLaplaceMechanism(epsilon=1.5, r=3.0)
+    mech = PlanarLaplace(epsilon=1.5, r=3.0)
     one = mech.release([1, 2], rng=np.random.default_rng(3))
     two = mech.release(np.array([1.0, 2.0]), rng=np.random.default_rng(3))
     assert isinstance(one, GeoRelease) and one == two
@@ -64,7 +64,7 @@ def test_release_fields_and_reproducibility() -> None:
 
 
 def test_grid_snapping() -> None:
-    mech = PlanarLaplaceMechanism(epsilon=0.5)
+    mech = PlanarLaplace(epsilon=0.5)
     rng = np.random.default_rng(4)
     for _ in range(200):
         x, y = mech.release((0.3, 0.7), rng=rng, grid=0.25).value
@@ -75,7 +75,7 @@ def test_grid_snapping() -> None:
 
 @pytest.mark.parametrize(("epsilon", "r"), [(0.8, 2.0), (1.0, 0.5), (3.0, 1e-4), (0.1, 5e4)])
 def test_default_grid_is_a_power_of_two_below_scale_times_2_to_minus_20(epsilon, r) -> None:
-    mech = PlanarLaplaceMechanism(epsilon=epsilon, r=r)
+    mech = PlanarLaplace(epsilon=epsilon, r=r)
     grid = default_grid(mech.scale)
     assert math.frexp(grid)[0] == 0.5  # a power of two
     assert mech.scale * 2.0**-21 < grid <= mech.scale * 2.0**-20
@@ -89,7 +89,7 @@ def test_default_grid_is_a_power_of_two_below_scale_times_2_to_minus_20(epsilon,
 def test_release_is_the_rounding_of_location_plus_noise(grid) -> None:
     # The same uniforms reproduce the float noise z; the release must be g * round((x + z) / g)
     # computed exactly, whatever the location's magnitude.
-    mech = PlanarLaplaceMechanism(epsilon=0.9, r=1.7)
+    mech = PlanarLaplace(epsilon=0.9, r=1.7)
     g = default_grid(mech.scale) if grid is None else grid
     for seed, location in enumerate([(0.1, 0.2), (-1234.567, 89.01), (3e9, -7.5e8), (1e-9, 0.0)]):
         u = source_for(np.random.default_rng(seed)).uniform(3)
@@ -105,7 +105,7 @@ def test_release_is_the_rounding_of_location_plus_noise(grid) -> None:
 
 def test_low_bits_of_the_location_do_not_reach_the_release() -> None:
     # Raw float sums x + z differ between these locations; the gridded releases must not.
-    mech = PlanarLaplaceMechanism(epsilon=1.0, r=0.5)
+    mech = PlanarLaplace(epsilon=1.0, r=0.5)
     nearby = [
         ((2.3, -1.7), (2.3 + 1e-12, -1.7 - 1e-12)),
         ((12345.678, -9876.5), (math.nextafter(12345.678, 0.0), math.nextafter(-9876.5, 0.0))),
@@ -123,7 +123,7 @@ def test_low_bits_of_the_location_do_not_reach_the_release() -> None:
 
 
 def test_grid_bounds() -> None:
-    mech = PlanarLaplaceMechanism(epsilon=1.0, r=3.0)
+    mech = PlanarLaplace(epsilon=1.0, r=3.0)
     finest = 3.0 * 2.0**-32
     x, _ = mech.release((1.0, 2.0), rng=np.random.default_rng(0), grid=finest).value
     assert (x / finest).is_integer()
@@ -134,13 +134,13 @@ def test_grid_bounds() -> None:
 
 
 def test_overflowing_release_raises() -> None:
-    mech = PlanarLaplaceMechanism(epsilon=1.0, r=1e307)
+    mech = PlanarLaplace(epsilon=1.0, r=1e307)
     with pytest.raises(InvalidDataError, match="overflows"):
         mech.release((1.79e308, 0.0), rng=np.random.default_rng(0))
 
 
 def test_guarantee_helpers() -> None:
-    mech = PlanarLaplaceMechanism(epsilon=0.5, r=2.0)
+    mech = PlanarLaplace(epsilon=0.5, r=2.0)
     assert mech.epsilon_for(2.0) == 0.5
     assert mech.epsilon_for(0) == 0.0
     assert mech.epsilon_for(6.0) == 1.5
@@ -154,7 +154,7 @@ def test_guarantee_helpers() -> None:
 
 def test_density_ratio_bound_holds_for_the_density() -> None:
     # The planar Laplace density at an output w is proportional to exp(-|w - x| / scale).
-    mech = PlanarLaplaceMechanism(epsilon=0.7, r=1.3)
+    mech = PlanarLaplace(epsilon=0.7, r=1.3)
     rng = np.random.default_rng(6)
     for _ in range(100):
         x, x2, w = rng.normal(size=(3, 2)) * 5
@@ -165,9 +165,9 @@ def test_density_ratio_bound_holds_for_the_density() -> None:
 @pytest.mark.parametrize("value", [0, -1, math.nan, math.inf, "1", True, None])
 def test_bad_epsilon_and_r(value) -> None:
     with pytest.raises(PufferfishError, match="epsilon"):
-        PlanarLaplaceMechanism(epsilon=value)
+        PlanarLaplace(epsilon=value)
     with pytest.raises(PufferfishError, match="r must"):
-        PlanarLaplaceMechanism(epsilon=1.0, r=value)
+        PlanarLaplace(epsilon=1.0, r=value)
 
 
 @pytest.mark.parametrize(
@@ -187,15 +187,15 @@ def test_bad_epsilon_and_r(value) -> None:
 )
 def test_bad_location(location, error) -> None:
     with pytest.raises(error, match="location"):
-        PlanarLaplaceMechanism(epsilon=1.0).release(location)
+        PlanarLaplace(epsilon=1.0).release(location)
 
 
 @pytest.mark.parametrize("grid", [0, -1.0, math.nan, "0.5"])
 def test_bad_grid(grid) -> None:
     with pytest.raises((InvalidParameterError, ParameterTypeError), match="grid"):
-        PlanarLaplaceMechanism(epsilon=1.0).release((0.0, 0.0), grid=grid)
+        PlanarLaplace(epsilon=1.0).release((0.0, 0.0), grid=grid)
 
 
 def test_bad_rng() -> None:
     with pytest.raises(ParameterTypeError, match="Generator"):
-        PlanarLaplaceMechanism(epsilon=1.0).release((0.0, 0.0), rng=42)
+        PlanarLaplace(epsilon=1.0).release((0.0, 0.0), rng=42)

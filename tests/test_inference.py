@@ -28,12 +28,8 @@ from pufferfish_pgm.errors import (
     UnknownNodeError,
     UnknownStateError,
 )
-from pufferfish_pgm.inference import (
-    conditional,
-    elimination_order,
-    network_index,
-    secret_probability,
-)
+from pufferfish_pgm.inference import conditional, elimination_order, secret_probability
+from pufferfish_pgm.inference._engine import network_index
 
 TOL = 1e-9
 

@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pufferfish_pgm.errors import InvalidParameterError, LimitExceededError, UnknownNodeError
-from pufferfish_pgm.quilts import log_ratio, max_influence
+from pufferfish_pgm.quilts import max_influence
+from pufferfish_pgm.quilts._engine import log_ratio
 from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
-from pufferfish_pgm.scenarios._pgmpy import NetworkTables
+from pufferfish_pgm.scenarios._network_tables import NetworkTables
 from pufferfish_pgm.secrets import Framework, NodeSecret, SecretPair, secret_pairs
 
 SYMMETRIC = [[0.9, 0.1], [0.1, 0.9]]

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from pufferfish_pgm.distributions import DiscreteDistribution, relaxed_kantorovich_scale
 from pufferfish_pgm.errors import InvalidParameterError, ParameterTypeError, PufferfishError
-from pufferfish_pgm.mechanisms.multiuser import (
+from pufferfish_pgm.privacy_loss import laplace_pair_epsilon
+from pufferfish_pgm.standalone.multiuser import (
     ABSENT,
     bernoulli_relaxed_scale,
     bernoulli_scale,
@@ -29,7 +30,6 @@ from pufferfish_pgm.mechanisms.multiuser import (
     theorem3_scale,
     theorem4_scale,
 )
-from pufferfish_pgm.privacy_loss import laplace_pair_epsilon
 
 # 004_* Table 2: users 1-3, values 1..5
 U1 = {1: 0.01, 2: 0.04, 3: 0.1, 4: 0.2, 5: 0.65}

@@ -316,11 +316,12 @@ def test_bad_answers(answer, error, text) -> None:
 
 def test_public_names_survive_the_split() -> None:
     # the sampler internals live in pufferfish_pgm.noise._discrete_laplace_sampler; noise's
-    # public API is unchanged but for IntegerNoise (the optimal noise laws, issue 13)
+    # public API is unchanged but for IntegerNoise (the optimal noise laws, issue 13), Release
+    # (moved here in 0.2.0) and GRID_BITS (now in the engine face, issue 20)
     import pufferfish_pgm.noise as noise
 
     assert sorted(noise.__all__) == [
-        "GRID_BITS", "IntegerNoise", "MAX_SCALE", "add_noise", "check_confidence", "default_grid",
+        "IntegerNoise", "MAX_SCALE", "Release", "add_noise", "check_confidence", "default_grid",
         "discrete_laplace_halfwidth", "discrete_laplace_tail", "grid_noise_scale",
         "laplace_halfwidth", "noise_halfwidth", "sample_discrete_laplace", "sample_laplace",
     ]  # fmt: skip

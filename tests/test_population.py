@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 from oracle import realised_epsilon
 
 import pufferfish_pgm as pp
-from pufferfish_pgm.inference import network_index
 from pufferfish_pgm.inference._components import network_parts
+from pufferfish_pgm.inference._engine import network_index
 from pufferfish_pgm.privacy_loss._pair_rows import build_groups
 from pufferfish_pgm.queries import _laws
 from pufferfish_pgm.queries._network_count_law import ComponentCountLaw, tables_log_joint
-from pufferfish_pgm.scenarios._pgmpy import validate_tables
+from pufferfish_pgm.scenarios._network_tables import validate_tables
 
 
 def _component(rng: np.random.Generator, prefix: str, size: int,

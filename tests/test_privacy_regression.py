@@ -46,7 +46,7 @@ from oracle import (
 
 import pufferfish_pgm as pp
 from pufferfish_pgm.errors import SolverError
-from pufferfish_pgm.scenarios._pgmpy import NetworkTables
+from pufferfish_pgm.scenarios._network_tables import NetworkTables
 
 SLACK = 1e-9            # a calibration passes when the oracle's ε <= ε·(1 + SLACK)
 AUDIT_RTOL, AUDIT_ATOL = 1e-9, 1e-12

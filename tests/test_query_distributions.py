@@ -26,12 +26,12 @@ from pufferfish_pgm.queries import (
     CountPmf,
     Histogram,
     LinearQuery,
-    fixed_start_variants,
     joint_query_log_pmf,
     query_distribution,
     query_log_pmf,
 )
 from pufferfish_pgm.queries._chain_count_law import ChainCountTables
+from pufferfish_pgm.queries._engine import fixed_start_variants
 from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario
 from pufferfish_pgm.scenarios._scenarios import default_model_path
 
@@ -204,7 +204,7 @@ def test_cached_engines_are_reused_and_do_not_keep_their_scenario_alive() -> Non
     import gc
     import weakref
 
-    from pufferfish_pgm.queries import log_joint_engine
+    from pufferfish_pgm.queries._engine import log_joint_engine
     from pufferfish_pgm.queries._packed_weights import pack_queries
 
     asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))

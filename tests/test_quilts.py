@@ -13,14 +13,13 @@ from pufferfish_pgm.errors import ImpossibleSecretError, InvalidParameterError
 from pufferfish_pgm.queries import Count
 from pufferfish_pgm.quilts import (
     candidate_quilts,
-    class_dags,
     d_connected,
     d_separated,
     max_influence,
-    partition,
     plan_chain,
     plan_network,
 )
+from pufferfish_pgm.quilts._engine import class_dags, partition
 from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenario, ScenarioClass
 from pufferfish_pgm.scenarios._scenarios import default_model_path
 from pufferfish_pgm.secrets import Framework, JointSecret, SecretPair, secret_pairs

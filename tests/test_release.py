@@ -11,8 +11,8 @@ import pytest
 
 import pufferfish_pgm as pp
 from pufferfish_pgm.errors import InvalidDataError, ParameterTypeError, PufferfishError
-from pufferfish_pgm.mechanisms._release import encode, evaluate, evaluate_codes
 from pufferfish_pgm.queries import Count, Histogram, LinearQuery
+from pufferfish_pgm.queries._encoding import encode, evaluate, evaluate_codes
 
 HAS_NOISE = importlib.util.find_spec("pufferfish_pgm.noise") is not None and hasattr(
     importlib.import_module("pufferfish_pgm.noise"), "add_noise")
@@ -463,7 +463,7 @@ def test_a_table_needs_only_the_columns_the_query_reads(asia, asia_fw) -> None:
     # issue 19 item 7a: a column for every node was demanded though the query reads two
     import pickle
 
-    from pufferfish_pgm.mechanisms._release import _Absent
+    from pufferfish_pgm.queries._encoding import _Absent
 
     query = Count("yes", ("lung", "tub"))
     frame = pd.DataFrame({"lung": ["yes", "no", "yes"], "tub": ["yes", "no", "no"]})
@@ -518,7 +518,7 @@ def test_network_weights_that_differ_by_node(asia, asia_fw) -> None:
     for query in (Count("yes"), LinearQuery({"yes": 5, "no": -1}), Histogram()):
         np.testing.assert_array_equal(evaluate_codes(cls, query, codes),
                                       _reference_answers(cls, query, codes))
-    from pufferfish_pgm.mechanisms._integer_answers import per_node_sums
+    from pufferfish_pgm.queries._integer_answers import per_node_sums
 
     table = np.array([[1, 2], [0, 5]])
     np.testing.assert_array_equal(per_node_sums(codes, [0, 3], table),
@@ -527,7 +527,7 @@ def test_network_weights_that_differ_by_node(asia, asia_fw) -> None:
 
 def test_integer_codes_are_read_as_given() -> None:
     # the release reads a chain's int8 codes in place: no int64 copy of the data
-    from pufferfish_pgm.mechanisms._release import encode_rows
+    from pufferfish_pgm.queries._encoding import encode_rows
 
     cls = pp.ScenarioClass(pp.MarkovChainScenario(np.full((4, 4), 0.25), "stationary", 6))
     codes = np.random.default_rng(2).integers(0, 4, (10, 6)).astype(np.int8)

@@ -20,7 +20,8 @@ from pufferfish_pgm.errors import (
     UnknownNodeError,
     UnknownStateError,
 )
-from pufferfish_pgm.queries import log_joint_engine, query_distribution
+from pufferfish_pgm.queries import query_distribution
+from pufferfish_pgm.queries._engine import log_joint_engine
 from pufferfish_pgm.queries._packed_weights import pack_queries
 from pufferfish_pgm.scenarios import as_class
 from pufferfish_pgm.scenarios._chain_validation import stationary_distribution

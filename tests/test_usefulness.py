@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import pufferfish_pgm as pp
+from pufferfish_pgm.certificates._document import sha256
 from pufferfish_pgm.cli._main import main
-from pufferfish_pgm.mechanisms._certificate import sha256
 from pufferfish_pgm.mechanisms._usefulness import answer_spread, dl_mean_abs, noise_error
 from pufferfish_pgm.queries import query_distribution
 from pufferfish_pgm.scenarios import default_model_path

@@ -4,15 +4,10 @@ finite class. :class:`ContinualRelease` releases a query day after day (or windo
 window of a long chain) under a total budget. Proofs of the rules: ``docs/composition.md``.
 """
 
-from ._accountant import (
-    GroupAccount,
-    PrivacyAccountant,
-    RecordedRelease,
-    full_range,
-    joint_audit,
-    pair_range,
-    quilt_bound,
-)
+from typing import Any
+
+from .._compat import moved_name
+from ._accountant import GroupAccount, PrivacyAccountant, RecordedRelease, joint_audit, quilt_bound
 from ._continual import ContinualRelease
 
 __all__ = [
@@ -20,8 +15,11 @@ __all__ = [
     "GroupAccount",
     "PrivacyAccountant",
     "RecordedRelease",
-    "full_range",
     "joint_audit",
-    "pair_range",
     "quilt_bound",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """0.1.0 exported some engine names here; they moved to the stage's engine face."""
+    return moved_name(__name__, name)

@@ -11,6 +11,7 @@ from collections.abc import Collection, Hashable, Sequence
 
 import numpy as np
 
+from .._tolerances import RELATIVE
 from ..errors import CompositionError, InvalidParameterError
 from ..mechanisms import Calibration
 from ..mechanisms.blowfish import dependence_reason
@@ -33,7 +34,7 @@ Items = list[tuple[int, RecordedRelease]]
 
 __all__ = ["check_proven", "compose_bound", "full_range", "pair_range", "quilt_bound"]
 
-_RTOL = 1e-9
+_RTOL = RELATIVE
 _ADVICE = ("Use joint_audit(framework, [(query, scale), ...]) for the exact combined ε over a "
            "finite class, calibrate every release with MarkovQuiltMechanism, or record releases "
            "on different (independent) users' data under different dataset labels")

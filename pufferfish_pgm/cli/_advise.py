@@ -17,7 +17,7 @@ import numpy as np
 from ..advisor import advise as run_advise
 from ..errors import InvalidParameterError
 from ..mechanisms import Calibration
-from ..mechanisms._registry import EXTRA_NAMES, MECHANISM_ORDER
+from ..mechanisms._engine import EXTRA_NAMES, MECHANISM_ORDER
 from ._options import _describe, _setup
 
 __all__ = ["advise", "usefulness_lines"]

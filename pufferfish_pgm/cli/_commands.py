@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..certificates import verify as verify_certificate
 from ..errors import (
     CertificateError,
     InvalidDataError,
@@ -26,9 +27,7 @@ from ..errors import (
     ModelFileNotFoundError,
 )
 from ..mechanisms import Calibration
-from ..mechanisms import verify as verify_certificate
-from ..mechanisms._registry import mechanism
-from ..mechanisms._usefulness import quiet
+from ..mechanisms._engine import mechanism, quiet
 from ..plots import plot_privacy_loss, plot_quilt
 from ..privacy_loss import AuditReport
 from ..privacy_loss import audit as run_audit

@@ -45,7 +45,7 @@ from ..mechanisms import (
     OptimalCalibration,
     OptimalNoiseMechanism,
 )
-from ..mechanisms._registry import EXTRA_NAMES, MECHANISM_ORDER, mechanism
+from ..mechanisms._engine import EXTRA_NAMES, MECHANISM_ORDER, mechanism
 from ..mechanisms.optimal import laplace_loss
 from ..plots import plot_scale_vs_epsilon
 from ..privacy_loss import audit as run_audit

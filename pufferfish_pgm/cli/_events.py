@@ -28,9 +28,9 @@ import numpy as np
 
 from ..errors import InvalidParameterError, PufferfishWarning
 from ..mechanisms import Calibration, Mechanism, Release
-from ..mechanisms._registry import mechanism
-from ..mechanisms._release import coordinate_names
+from ..mechanisms._engine import mechanism
 from ..queries import WindowedCount
+from ..queries._engine import coordinate_names
 from ..scenarios import MarkovChainScenario, ScenarioClass, read_ordonez, sequences_from_events
 from ..secrets import Framework
 

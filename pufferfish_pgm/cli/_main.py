@@ -192,7 +192,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _apply_budget(getattr(args, "memory_budget", None))
-        from ..mechanisms._usefulness import quiet  # deferred like the commands
+        from ..mechanisms._engine import quiet
         from . import _commands  # deferred: `--help` and bad arguments need no scipy/pgmpy
 
         with quiet():   # a useless result is said in the output, not as a Python warning

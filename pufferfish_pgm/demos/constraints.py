@@ -43,7 +43,7 @@ from ..mechanisms.exact import ExactLaplaceMechanism
 from ..privacy_loss import audit
 from ..queries import Count
 from ..scenarios import BayesianNetworkScenario, ScenarioClass
-from ..scenarios._pgmpy import NetworkTables
+from ..scenarios._engine import NetworkTables
 from ..secrets import Framework, NodeSecret, SecretPair
 
 __all__ = ["ConstraintLeakage", "constraint_leakage", "exam_prior_class", "exam_scenario"]

@@ -4,17 +4,13 @@ the relaxed Kantorovich scale. Log-space arithmetic for the exact engine lives i
 ``_log_space``; the exact W∞ on rows of log masses in ``_w_infinity``.
 """
 
+from typing import Any
+
+from .._compat import moved_name
 from ._discrete import DiscreteDistribution, as_distribution
-from ._transport import (
-    CDF_TOLERANCE,
-    kantorovich_delta_star,
-    optimal_plan,
-    relaxed_kantorovich_scale,
-    w_infinity,
-)
+from ._transport import kantorovich_delta_star, optimal_plan, relaxed_kantorovich_scale, w_infinity
 
 __all__ = [
-    "CDF_TOLERANCE",
     "DiscreteDistribution",
     "as_distribution",
     "kantorovich_delta_star",
@@ -22,3 +18,8 @@ __all__ = [
     "relaxed_kantorovich_scale",
     "w_infinity",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """0.1.0 exported some engine names here; they moved to the stage's engine face."""
+    return moved_name(__name__, name)

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._tolerances import PROBABILITY_SUM
 from ..errors import InvalidModelError, InvalidParameterError, ParameterTypeError
 
 __all__ = ["DiscreteDistribution", "as_distribution"]
 
-_SUM_TOLERANCE = 1e-9
+_SUM_TOLERANCE = PROBABILITY_SUM
 
 
 def _float_array(name: str, values: object) -> np.ndarray:

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._tolerances import LOG_RANGE
+
 __all__ = ["log_convolve", "log_matmul", "log_normalize", "logsumexp"]
 
 #: Smallest exponent a product may have in :func:`log_matmul`'s linear-space product (float64
@@ -35,7 +37,7 @@ _FLOOR = -700.0
 
 #: Largest dynamic range (in nats) of one stretch: products of two stay above e^-700, inside
 #: float64's normal range (e^-708).
-_STRETCH = 350.0
+_STRETCH = LOG_RANGE
 
 
 def logsumexp(values: np.ndarray, axis: int | None = None) -> np.ndarray:

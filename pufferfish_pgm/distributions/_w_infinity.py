@@ -16,7 +16,7 @@ __all__ = ["exact_w_infinity"]
 _LOGIT_TIE = 1e-9
 
 
-def _logit_cdf(grid_rows: np.ndarray) -> np.ndarray:
+def logit_cdf(grid_rows: np.ndarray) -> np.ndarray:
     """``log F - log (1 - F)`` at every grid point of every row of log masses, accurate near
     both 0 and 1 (cumulative sums from the left and from the right, in log space)."""
     log_cdf = np.logaddexp.accumulate(grid_rows, axis=1)
@@ -61,10 +61,10 @@ def exact_w_infinity(grid: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray) -
     >>> exact_w_infinity(g, a, b).tolist()
     [1.0]
     """
-    return _w_infinity_logits(grid, _logit_cdf(rows_a), _logit_cdf(rows_b))
+    return w_infinity_logits(grid, logit_cdf(rows_a), logit_cdf(rows_b))
 
 
-def _w_infinity_logits(grid: np.ndarray, la: np.ndarray, lb: np.ndarray) -> np.ndarray:
+def w_infinity_logits(grid: np.ndarray, la: np.ndarray, lb: np.ndarray) -> np.ndarray:
     n = grid.size
     if n > 1 and np.all(np.diff(grid) == grid[1] - grid[0]):
         return _w_infinity_lattice(grid[1] - grid[0], la, lb)

@@ -5,17 +5,22 @@ answers in pgmpy's terms (``query`` returning pgmpy ``DiscreteFactor`` objects),
 :func:`pgmpy_exact_inference` is it as a pgmpy ``Inference`` class (``model.predict(algo=...)``).
 """
 
-from ._network_engine import NetworkIndex, network_index
+from typing import Any
+
+from .._compat import moved_name
 from ._pgmpy_algo import pgmpy_exact_inference
 from ._pgmpy_style import ExactInference
 from ._variable_elimination import conditional, elimination_order, secret_probability
 
 __all__ = [
     "ExactInference",
-    "NetworkIndex",
     "conditional",
     "elimination_order",
-    "network_index",
     "pgmpy_exact_inference",
     "secret_probability",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """0.1.0 exported some engine names here; they moved to the stage's engine face."""
+    return moved_name(__name__, name)

@@ -12,7 +12,7 @@ The split is computed once per network (weak-keyed by its tables, owned by this 
 
 Examples
 --------
->>> from pufferfish_pgm.scenarios._pgmpy import validate_tables
+>>> from pufferfish_pgm.scenarios._network_tables import validate_tables
 >>> t = validate_tables(["a", "b", "c", "d"], {v: (0, 1) for v in "abcd"},
 ...                     {"a": (), "b": ("a",), "c": (), "d": ("c",)},
 ...                     {"a": [.5, .5], "c": [.5, .5], "b": [[.9, .1], [.1, .9]],
@@ -31,7 +31,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..scenarios import BayesianNetworkScenario
-from ..scenarios._pgmpy import NetworkTables
+from ..scenarios._engine import NetworkTables
 
 __all__ = ["NetworkParts", "Plate", "component_signature", "linked_parts", "network_parts",
            "sub_tables"]

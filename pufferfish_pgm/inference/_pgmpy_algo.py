@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
-from ..scenarios._pgmpy import DEFAULT_RENORMALIZE, pgmpy_inference_subclass
+from ..scenarios._engine import DEFAULT_RENORMALIZE, pgmpy_inference_subclass
 from ._pgmpy_style import ExactInference
 from ._variable_elimination import Budget
 

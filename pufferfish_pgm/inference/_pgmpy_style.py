@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..scenarios import BayesianNetworkScenario, MarkovChainScenario
-from ..scenarios._pgmpy import DEFAULT_RENORMALIZE, to_discrete_factor
+from ..scenarios._engine import DEFAULT_RENORMALIZE, to_discrete_factor
 from ._variable_elimination import Budget, conditional
 
 __all__ = ["ExactInference"]

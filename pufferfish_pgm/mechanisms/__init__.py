@@ -17,31 +17,33 @@ GroupDPMechanism            ε-DP for the whole record, so every Θ             
 GK16Mechanism               Ghosh & Kleinberg's inferential privacy (binary)       gk16
 EntryDPMechanism            per-node DP: a baseline, NOT Pufferfish private        baselines
 BlowfishLaplaceMechanism    Blowfish policies on independent records              blowfish
-ContinuousSumMechanism      sums of continuous attributes (seed 002 §7.1)         continuous
-PlanarLaplaceMechanism      geo-indistinguishability                              geo
-multiuser                   the multi-user theorems of seed 004                   multiuser
 ==========================  ====================================================  ==============
+
+The mechanisms that need no framework (sums of continuous values, geo-indistinguishability,
+the multi-user theorems) are in :mod:`pufferfish_pgm.standalone`; certificates (``to_json``,
+``from_json``, ``verify``) in :mod:`pufferfish_pgm.certificates`.
 
 Every ``calibrate`` returns a :class:`Calibration` whose ``evidence`` is a frozen record of
 :mod:`~pufferfish_pgm.mechanisms.evidence`: :class:`QuiltEvidence` (MQM, MQMApprox),
 :class:`ExactEvidence` (exact Laplace), :class:`ExactQuiltEvidence` (exact quilt),
 :class:`OptimalNoiseEvidence` (optimal noise),
 :class:`DistanceEvidence` (Wasserstein, Kantorovich),
-:class:`BaselineEvidence` (group and entry DP) or :class:`BlowfishEvidence`.
+:class:`BaselineEvidence` (group and entry DP) or :class:`BlowfishEvidence`; a calibration
+read back from a certificate has :class:`CertifiedEvidence`.
 """
 
-from . import multiuser
-from ._certificate import CertifiedEvidence
-from ._release import Release
-from ._verify import Verification, verify
+from typing import Any
+
+from .._compat import moved_name
+from ..noise import Release
 from .base import Calibration, Mechanism
 from .baselines import EntryDPMechanism, GroupDPMechanism
 from .blowfish import BlowfishLaplaceMechanism, policy_sensitivity
-from .continuous import ContinuousSumMechanism
 from .evidence import (
     AuditedEvidence,
     BaselineEvidence,
     BlowfishEvidence,
+    CertifiedEvidence,
     DistanceEvidence,
     Evidence,
     EvidenceKeyError,
@@ -53,7 +55,6 @@ from .evidence import (
 )
 from .exact import ExactLaplaceMechanism
 from .exact_quilt import ExactQuiltMechanism
-from .geo import GeoRelease, PlanarLaplaceMechanism
 from .gk16 import GK16Mechanism
 from .kantorovich import KantorovichMechanism
 from .markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism, mqm_approx_scale
@@ -67,7 +68,6 @@ __all__ = [
     "BlowfishLaplaceMechanism",
     "Calibration",
     "CertifiedEvidence",
-    "ContinuousSumMechanism",
     "DistanceEvidence",
     "EntryDPMechanism",
     "Evidence",
@@ -77,7 +77,6 @@ __all__ = [
     "ExactQuiltEvidence",
     "ExactQuiltMechanism",
     "GK16Mechanism",
-    "GeoRelease",
     "GroupDPMechanism",
     "KantorovichMechanism",
     "MQMApproxMechanism",
@@ -87,14 +86,16 @@ __all__ = [
     "OptimalNoiseEvidence",
     "OptimalNoiseMechanism",
     "OptimalRelease",
-    "PlanarLaplaceMechanism",
     "QuiltEvidence",
     "Release",
-    "Verification",
     "WassersteinMechanism",
     "WorstPair",
     "mqm_approx_scale",
-    "multiuser",
     "policy_sensitivity",
-    "verify",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Names of 0.1.0 that moved to :mod:`pufferfish_pgm.standalone` and
+    :mod:`pufferfish_pgm.certificates` (a ``DeprecationWarning`` says where)."""
+    return moved_name(__name__, name)

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, TypeVar
 
 from ..errors import PufferfishError
@@ -13,7 +14,7 @@ from ..secrets import SecretPair
 #: (``Calibration[ExactEvidence]``; a bare ``Calibration`` is ``Calibration[Any]``).
 EvidenceT = TypeVar("EvidenceT", bound="Evidence", covariant=True)
 
-__all__ = ["Evidence", "EvidenceKeyError", "EvidenceT", "WorstPair"]
+__all__ = ["CertifiedEvidence", "Evidence", "EvidenceKeyError", "EvidenceT", "WorstPair"]
 
 
 class EvidenceKeyError(PufferfishError, KeyError):
@@ -72,3 +73,28 @@ class WorstPair(_ReadByName):
     pair: SecretPair
     theta: int
     scenario: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CertifiedEvidence(Evidence):
+    """The evidence of a calibration read back from a certificate.
+
+    Attributes
+    ----------
+    source : str
+        The evidence record the calibration had when it was written (``"ExactEvidence"``, ...).
+    record : mapping
+        That record in JSON types (audit reports reduced to their ε, worst pair and coverage).
+    audit_epsilon : float or None
+        The ε of the final audit of the certified scale, when the mechanism made one.
+    fingerprint : str
+        The certificate's own fingerprint (``"sha256:..."``).
+    library_version : str
+        The version of pufferfish_pgm that wrote it.
+    """
+
+    source: str
+    record: Mapping[str, Any] = field(default_factory=dict)
+    audit_epsilon: float | None = None
+    fingerprint: str = ""
+    library_version: str = ""

@@ -30,11 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._budget import check_allocation, memory_budget
-from ..privacy_loss import scale_floor
-from ..privacy_loss._bisection import SLACK
-from ..privacy_loss._pair_rows import Group
-from ..quilts._quilt_classes import NodeClass, key_shape, quilt_nodes
-from ..quilts._quilt_laws import QuiltRows
+from ..privacy_loss._engine import SLACK, Group, scale_floor
+from ..quilts._engine import NodeClass, QuiltRows, key_shape, quilt_nodes
 
 __all__ = ["MQM", "Search", "Setup"]
 

@@ -31,10 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from ..privacy_loss._audit import AuditReport, PairAudit
-from ..privacy_loss._laplace_kernel import _decay_scan
-from ..privacy_loss._pair_rows import Group
-from ..privacy_loss._pmf_audit import PmfGroup, TailedLaw, _dense
+from ..privacy_loss import AuditReport
+from ..privacy_loss._engine import (
+    Group,
+    PairAudit,
+    PmfGroup,
+    TailedLaw,
+    decay_scan,
+    dense_rows,
+)
 
 __all__ = ["CHUNK_CELLS", "build_lean", "chunked_report", "noiseless_losses", "pair_blocks"]
 
@@ -43,13 +48,13 @@ CHUNK_CELLS = 1 << 21
 
 
 def _scan(dense: np.ndarray, gaps: np.ndarray, flip: bool) -> np.ndarray:
-    """``_decay_scan`` of every row (right to left when ``flip``), a block of rows at a time."""
+    """``decay_scan`` of every row (right to left when ``flip``), a block of rows at a time."""
     out = np.empty_like(dense)
     step = max(1, CHUNK_CELLS // max(dense.shape[1], 1))
     for i in range(0, dense.shape[0], step):
         block = dense[i:i + step]
-        out[i:i + step] = (np.flip(_decay_scan(np.flip(block, axis=1), gaps), axis=1) if flip
-                           else _decay_scan(block, gaps))
+        out[i:i + step] = (np.flip(decay_scan(np.flip(block, axis=1), gaps), axis=1) if flip
+                           else decay_scan(block, gaps))
     return out
 
 
@@ -60,7 +65,7 @@ def build_lean(group: Group, tail_scale: float) -> PmfGroup:
     if grid is not None and np.array_equal(grid, grid[0] + np.arange(grid.size)):
         x0, dense = int(grid[0]), group.rows
     else:
-        x0, dense = _dense(group)
+        x0, dense = dense_rows(group)
     with np.errstate(over="ignore"):
         gaps = np.full(dense.shape[1], 1.0 / tail_scale)
     gaps[0] = 0.0

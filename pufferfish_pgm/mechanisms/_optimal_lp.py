@@ -54,8 +54,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError, SolverError
 from ..noise import IntegerNoise
-from ..privacy_loss._pair_rows import Group
-from ..privacy_loss._pmf_audit import PmfGroup, TailedLaw
+from ..privacy_loss._engine import Group, PmfGroup, TailedLaw
 from ..queries import Query
 from ..secrets import Framework
 from ._optimal_groups import build_lean, noiseless_losses, pair_blocks

@@ -1,4 +1,4 @@
-"""A partition kernel and an exact combine: release where the data already is (internal).
+"""The noise half of a partitioned release: an exact combine, then one draw (internal).
 
 Spark, Dask DataFrame, Ray Data and Beam run a function per partition and combine the results;
 :meth:`Calibration.answers <pufferfish_pgm.mechanisms.Calibration.answers>` is that function
@@ -26,10 +26,10 @@ Examples
 >>> cal = pp.Calibration(mechanism="by hand", epsilon=1.0, scale=2.0, query=pp.Count(1),
 ...                      framework=pp.Framework(mc))
 >>> part = pd.DataFrame([[0, 1, 1, 0], [1, 1, 1, 1]], index=["ann", "bob"])
->>> answers(cal, part).to_dict()
+>>> cal.answers(part).to_dict()
 {'ann': 2, 'bob': 4}
 >>> root = np.random.SeedSequence(7)
->>> add_noise(cal, answers(cal, part).sum(), root.spawn(1)[0]) == cal.release(
+>>> add_noise(cal, cal.answers(part).sum(), root.spawn(1)[0]) == cal.release(
 ...     part, np.random.SeedSequence(7), per_user=False).value
 True
 """
@@ -41,60 +41,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterTypeError
-from ._release import coordinate_names, encode_rows, evaluate_codes, records
 
-__all__ = ["add_noise", "answers", "as_table"]
-
-
-def as_table(batch: Any) -> Any:
-    """A pandas DataFrame for an Arrow ``Table``/``RecordBatch`` or a Polars ``DataFrame``
-    (through each column's numpy conversion; neither library is imported here); any other
-    batch as it is.
-
-    Examples
-    --------
-    >>> as_table([[0, 1]])
-    [[0, 1]]
-    """
-    module = type(batch).__module__.split(".")[0]
-    if module not in ("pyarrow", "polars"):
-        return batch
-    import pandas as pd  # type: ignore[import-untyped]
-
-    if module == "pyarrow":      # Arrays copy when they must (strings, nulls): not zero-copy
-        names = list(batch.column_names)
-        columns = [col.to_numpy(zero_copy_only=False) for col in batch.columns]
-    else:
-        names = list(batch.columns)
-        columns = [col.to_numpy() for col in batch.get_columns()]
-    return pd.DataFrame({name: np.asarray(col) for name, col in
-                         zip(names, columns, strict=True)})
-
-
-def answers(cal: Any, batch: Any) -> Any:
-    """The exact integer answers of ``cal.query`` (``cal`` a ``Calibration``; not imported
-    here, which would close an import circle with ``base``) on every user of ``batch``, no noise.
-
-    A table (pandas, Arrow or Polars; one row per user) gives pandas: a Series named by the
-    query for a scalar query, a DataFrame with one column per coordinate (histogram bar,
-    window) for a vector query, on the pandas batch's index (a fresh RangeIndex for Arrow and
-    Polars). Other data (the forms ``Calibration.release`` reads) gives numpy: ``(n,)`` or
-    ``(n, d)``, or one answer for a single record. Bad records raise
-    :class:`~pufferfish_pgm.errors.InvalidDataError` naming the record, node and value.
-    """
-    cls = cal.framework.scenarios
-    table = as_table(batch)
-    rows, single = records(cls, table)
-    out = evaluate_codes(cls, cal.query, encode_rows(cls, rows))
-    if single:
-        return out[0]
-    if type(table).__name__ != "DataFrame":
-        return out
-    import pandas as pd
-
-    if out.ndim == 1:
-        return pd.Series(out, index=table.index, name=cal.query.name)
-    return pd.DataFrame(out, index=table.index, columns=list(coordinate_names(cls, cal.query)))
+__all__ = ["add_noise"]
 
 
 def add_noise(cal: Any, values: Any, rng: Any = None) -> Any:

@@ -46,7 +46,7 @@ import numpy as np
 from ..errors import LimitExceededError, PufferfishError, UsefulnessWarning
 from ..noise import MAX_SCALE, IntegerNoise, default_grid, grid_noise_scale, noise_halfwidth
 from ..queries import LinearQuery, Query
-from ..queries._laws import query_log_pmf
+from ..queries._engine import query_log_pmf
 from ..scenarios import MarkovChainScenario, ScenarioClass
 
 __all__ = ["CONFIDENCE", "Usefulness", "answer_spread", "checked", "dl_mean_abs",

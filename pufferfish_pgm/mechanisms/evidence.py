@@ -13,6 +13,7 @@ class                   mechanisms                                   what it rec
 :class:`BlowfishEvidence`  BlowfishLaplace (DESIGN §3.9)             sensitivity, edges
 :class:`ExactQuiltEvidence`  ExactQuilt (``docs/exact-quilt.md``)    MQM scale, worst quilt
 :class:`OptimalNoiseEvidence`  OptimalNoise (``docs/optimal-noise.md``)  audit, loss, vs Laplace
+:class:`CertifiedEvidence`  any, read back from a certificate        the recorded evidence
 ======================  ===========================================  =========================
 
 Fields are typed attributes (``cal.evidence.sigma_max``). Reading by name also works
@@ -45,11 +46,11 @@ from ._audited_evidence import (
     ExactEvidence,
     OptimalNoiseEvidence,
 )
-from ._evidence_base import Evidence, EvidenceKeyError, EvidenceT, WorstPair
+from ._evidence_base import CertifiedEvidence, Evidence, EvidenceKeyError, EvidenceT, WorstPair
 
-__all__ = ["AuditedEvidence", "BaselineEvidence", "BlowfishEvidence", "DistanceEvidence",
-           "Evidence", "EvidenceKeyError", "EvidenceT", "ExactEvidence", "ExactQuiltEvidence",
-           "OptimalNoiseEvidence", "QuiltEvidence", "WorstPair"]
+__all__ = ["AuditedEvidence", "BaselineEvidence", "BlowfishEvidence", "CertifiedEvidence",
+           "DistanceEvidence", "Evidence", "EvidenceKeyError", "EvidenceT", "ExactEvidence",
+           "ExactQuiltEvidence", "OptimalNoiseEvidence", "QuiltEvidence", "WorstPair"]
 
 
 @dataclass(frozen=True, kw_only=True)

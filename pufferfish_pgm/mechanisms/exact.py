@@ -40,19 +40,26 @@ from typing import Any
 
 import numpy as np
 
+from .._tolerances import RELATIVE
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError
-from ..privacy_loss import (
-    AuditReport,
-    noiseless_epsilon,
+from ..privacy_loss import AuditReport, noiseless_epsilon, smallest_passing_scale
+from ..privacy_loss._engine import (
+    MAX_GRID,
+    NOISELESS_MARGIN,
+    SLACK,
+    STREAM_CELLS,
+    Group,
+    build_groups,
+    chain_streams,
+    coverage_note,
+    group_w_infinity,
     pair_noiseless,
+    refuse_any_start,
     release_layout,
-    smallest_passing_scale,
+    report_from_groups,
+    streamed_calibration,
 )
-from ..privacy_loss._audit import coverage_note, report_from_groups
-from ..privacy_loss._bisection import NOISELESS_MARGIN, SLACK, group_w_infinity
-from ..privacy_loss._pair_rows import MAX_GRID, Group, build_groups, refuse_any_start
-from ..privacy_loss._streamed_exact import STREAM_CELLS, chain_streams, streamed_calibration
 from ..queries import Query
 from ..secrets import Framework
 from .base import Calibration, Mechanism
@@ -113,7 +120,7 @@ class ExactLaplaceMechanism(Mechanism):
     pufferfish_pgm.errors.InvalidParameterError: max_grid must be >= 1, got 0
     """
 
-    rtol: float = 1e-9
+    rtol: float = RELATIVE
     max_grid: int = MAX_GRID
     streaming: bool | None = None
 

@@ -44,15 +44,20 @@ from .._budget import describe_bytes, memory_budget
 from .._parallel import check_executor
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
-from ..privacy_loss import noiseless_epsilon, scale_floor, smallest_passing_scale
-from ..privacy_loss._bisection import NOISELESS_MARGIN, SLACK
-from ..privacy_loss._pair_rows import Group
+from ..privacy_loss import noiseless_epsilon, smallest_passing_scale
+from ..privacy_loss._engine import NOISELESS_MARGIN, SLACK, Group, scale_floor
 from ..queries import Query, WindowedQuery
-from ..quilts._chain_planner import pair_groups
-from ..quilts._quilt_classes import chain_setup, mixing_window
-from ..quilts._quilt_laws import whole_chain_cells, whole_chain_laws
-from ..quilts._quilt_network import network_setup
-from ..quilts._quilt_vector_laws import check_windowed, vector_chain_setup, window_code
+from ..quilts._engine import (
+    chain_setup,
+    check_windowed,
+    mixing_window,
+    network_setup,
+    pair_groups,
+    vector_chain_setup,
+    whole_chain_cells,
+    whole_chain_laws,
+    window_code,
+)
 from ..secrets import Framework
 from ._exact_quilt_search import Search, Setup
 from .base import Calibration, Mechanism

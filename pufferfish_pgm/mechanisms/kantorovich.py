@@ -34,10 +34,9 @@ from typing import Any
 from .._validation import positive_int
 from ..distributions import DiscreteDistribution, kantorovich_delta_star, relaxed_kantorovich_scale
 from ..errors import ParameterTypeError
-from ..privacy_loss._pair_rows import MAX_GRID
+from ..privacy_loss._engine import MAX_GRID, PairLayout, PairValue, scalar_view
 from ..queries import Query
 from ..secrets import Framework
-from ._pair_laws import PairLayout, PairValue, scalar_view
 from .base import Calibration, Mechanism
 from .evidence import DistanceEvidence
 from .wasserstein import distance_evidence, release_audit

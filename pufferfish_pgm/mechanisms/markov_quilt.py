@@ -38,14 +38,14 @@ import numpy as np
 
 from .._budget import memory_budget
 from .._parallel import check_executor
+from .._tolerances import STATIONARITY
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..queries import Query
 from ..quilts import ChainPlan, PlanEntry, plan_chain, plan_network
-from ..quilts._chain_planner import plan_runs
-from ..quilts._chain_windows import search_shared
+from ..quilts._engine import plan_runs, search_shared
 from ..scenarios import MarkovChainScenario, Scenario, ScenarioClass, as_class
-from ..scenarios._chain_validation import stationary_distribution
+from ..scenarios._engine import stationary_distribution
 from ..secrets import Framework
 from .base import Calibration, Mechanism
 from .baselines import check_inputs
@@ -190,7 +190,7 @@ def chain_mixing(scenarios: ScenarioClass | Scenario) -> tuple[float, float]:
         p = chain.transition
         pi = stationary_distribution(p)
         flow = pi[:, None] * p
-        if np.allclose(flow, flow.T, rtol=0, atol=1e-12):
+        if np.allclose(flow, flow.T, rtol=0, atol=STATIONARITY):
             gaps.append(1.0 - _second_modulus(p))
         elif pi.min() > 0:
             reverse = (p.T * pi[None, :]) / pi[:, None]

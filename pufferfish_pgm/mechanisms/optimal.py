@@ -38,18 +38,22 @@ import numpy as np
 
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidDataError, InvalidParameterError, SolverError
-from ..noise import IntegerNoise, check_confidence
-from ..privacy_loss import AuditReport, noiseless_epsilon, release_layout
-from ..privacy_loss._audit import coverage_note
-from ..privacy_loss._bisection import NOISELESS_MARGIN, SLACK
-from ..privacy_loss._pair_rows import MAX_GRID, build_groups, refuse_any_start
-from ..privacy_loss._pmf_audit import TailedLaw
+from ..noise import IntegerNoise, Release, check_confidence
+from ..privacy_loss import AuditReport, noiseless_epsilon
+from ..privacy_loss._engine import (
+    MAX_GRID,
+    NOISELESS_MARGIN,
+    SLACK,
+    TailedLaw,
+    build_groups,
+    coverage_note,
+    refuse_any_start,
+    release_layout,
+)
 from ..queries import Query
 from ..secrets import Framework
-from ._certificate_noise import noise_calibration
 from ._optimal_groups import chunked_report
 from ._optimal_lp import NoiseLP, dp_loss, dp_rows, dp_shift, dp_shifts
-from ._release import Release
 from .base import Calibration, Mechanism
 from .evidence import OptimalNoiseEvidence
 from .exact import ExactLaplaceMechanism
@@ -119,7 +123,6 @@ class OptimalRelease(Release):
         return (low.item(), high.item()) if low.ndim == 0 else (low, high)
 
 
-@noise_calibration
 @dataclass(frozen=True, kw_only=True)
 class OptimalCalibration(Calibration[OptimalNoiseEvidence]):
     """A calibration whose noise is the audited integer law ``noise`` (``scale`` is NaN).

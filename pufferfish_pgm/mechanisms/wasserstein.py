@@ -33,11 +33,9 @@ import numpy as np
 from .._validation import positive_int
 from ..distributions import optimal_plan
 from ..privacy_loss import AuditReport, audit
-from ..privacy_loss._audit import report_from_groups
-from ..privacy_loss._pair_rows import MAX_GRID
+from ..privacy_loss._engine import MAX_GRID, PairLayout, PairValue, report_from_groups, scalar_view
 from ..queries import Query
 from ..secrets import Framework
-from ._pair_laws import PairLayout, PairValue, scalar_view
 from .base import Calibration, Mechanism
 from .evidence import DistanceEvidence, WorstPair
 

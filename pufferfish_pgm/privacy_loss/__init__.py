@@ -6,14 +6,11 @@ tails (``audit_integer_noise``, ``docs/optimal-noise.md``); the temporal leakage
 under a chain (Cao et al. 2017), the baseline (``docs/temporal-leakage.md``).
 """
 
-from ._audit import AuditReport, PairAudit, audit, audit_releases, release_layout
-from ._bisection import (
-    exact_laplace_scale,
-    noiseless_epsilon,
-    pair_noiseless,
-    scale_floor,
-    smallest_passing_scale,
-)
+from typing import Any
+
+from .._compat import moved_name
+from ._audit import AuditReport, PairAudit, audit, audit_releases
+from ._bisection import exact_laplace_scale, noiseless_epsilon, smallest_passing_scale
 from ._pair_loss import discrete_laplace_pair_epsilon, laplace_pair_epsilon
 from ._pmf_audit import audit_integer_noise
 from ._temporal_leakage import (
@@ -40,9 +37,11 @@ __all__ = [
     "leakage_function",
     "leakage_supremum",
     "noiseless_epsilon",
-    "pair_noiseless",
-    "release_layout",
-    "scale_floor",
     "smallest_passing_scale",
     "temporal_leakage",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """0.1.0 exported some engine names here; they moved to the stage's engine face."""
+    return moved_name(__name__, name)

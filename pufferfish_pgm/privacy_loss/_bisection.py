@@ -39,12 +39,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .._tolerances import RELATIVE
 from .._validation import positive_finite
 from ..distributions import as_distribution, w_infinity
-from ..distributions._w_infinity import (
-    _logit_cdf,
-    _w_infinity_logits,
-)
+from ..distributions._engine import logit_cdf, w_infinity_logits
 from ..errors import InvalidParameterError, ParameterTypeError
 from ._pair_rows import CHUNK_CELLS, Group
 
@@ -167,7 +165,7 @@ def _bisect(groups: Sequence[Group], active: list[np.ndarray], epsilon: float, l
 
 
 def smallest_passing_scale(groups: Sequence[Group], epsilon: float, upper: float,
-                           rtol: float = 1e-9, first: tuple[int, int] = (0, 0),
+                           rtol: float = RELATIVE, first: tuple[int, int] = (0, 0),
                            final: Callable[[float], bool] | None = None,
                            transport: Sequence[np.ndarray] | None = None
                            ) -> tuple[float, int, float]:
@@ -216,7 +214,7 @@ def exact_laplace_scale(
     *,
     discrete: bool = False,
     upper: float | None = None,
-    rtol: float = 1e-9,
+    rtol: float = RELATIVE,
 ) -> float:
     """Smallest Laplace scale whose realised ε is at most ``epsilon`` for every pair.
 
@@ -277,12 +275,12 @@ def exact_laplace_scale(
 
 def group_w_infinity(group: Group) -> np.ndarray:
     """Exact W∞ of every pair of a scalar group (CDFs computed once per distinct row)."""
-    logits = _logit_cdf(group.rows)
+    logits = logit_cdf(group.rows)
     first, second, back = group.distinct()
     out = np.empty(first.size)
     step = max(1, CHUNK_CELLS // max(logits.shape[1], 1))
     for lo in range(0, out.size, step):    # chunks of pairs: bounded temporaries
         part = slice(lo, lo + step)
-        out[part] = _w_infinity_logits(group.grids[0], logits[first[part]],
+        out[part] = w_infinity_logits(group.grids[0], logits[first[part]],
                                        logits[second[part]])
     return out[back]

@@ -116,8 +116,8 @@ def log_laplace_density(grid: np.ndarray, log_mass: np.ndarray, scale: float,
     else:
         with np.errstate(over="ignore"):
             gaps = np.concatenate(([0.0], np.diff(g) / scale))
-        left = _decay_scan(m, gaps)
-        inclusive = np.flip(_decay_scan(np.flip(m, axis=-1), np.concatenate(
+        left = decay_scan(m, gaps)
+        inclusive = np.flip(decay_scan(np.flip(m, axis=-1), np.concatenate(
             ([0.0], gaps[1:][::-1]))), axis=-1)
         right = np.concatenate([inclusive[..., 1:] - gaps[1:],
                                 np.full(m.shape[:-1] + (1,), -np.inf)], axis=-1)
@@ -134,7 +134,7 @@ def _blocked_left(m: np.ndarray, g: np.ndarray, scale: float) -> np.ndarray:
     Examples
     --------
     >>> g = np.array([0.0, 1.0, 3.0])
-    >>> bool(np.allclose(_blocked_left(np.zeros(3), g, 1.0), _decay_scan(np.zeros(3),
+    >>> bool(np.allclose(_blocked_left(np.zeros(3), g, 1.0), decay_scan(np.zeros(3),
     ...      np.array([0.0, 1.0, 2.0]))))
     True
     """
@@ -150,7 +150,7 @@ def _blocked_left(m: np.ndarray, g: np.ndarray, scale: float) -> np.ndarray:
     return out
 
 
-def _decay_scan(m: np.ndarray, gaps: np.ndarray) -> np.ndarray:
+def decay_scan(m: np.ndarray, gaps: np.ndarray) -> np.ndarray:
     """``log Σ_{i<=k} exp(m_i - (gaps_{i+1} + ... + gaps_k))`` along the last axis.
 
     Kogge–Stone prefix scan: after the pass with offset ``s``, entry ``k`` holds the sum over
@@ -160,7 +160,7 @@ def _decay_scan(m: np.ndarray, gaps: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> _decay_scan(np.zeros(3), np.array([0.0, 1.0, 2.0])).round(6).tolist()  # log(1+e^-2+e^-3)
+    >>> decay_scan(np.zeros(3), np.array([0.0, 1.0, 2.0])).round(6).tolist()  # log(1+e^-2+e^-3)
     [0.0, 0.313262, 0.169846]
     """
     out, decay, n, s = m.copy(), gaps.copy(), m.shape[-1], 1

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._budget import check_allocation
-from ..queries._count_engine import ChainSteps, backward, forward, tilt_lift
+from ..queries._engine import ChainSteps, backward, forward, tilt_lift
 
 __all__ = ["MgfTask", "failing_scale", "limit_losses", "node_limit_losses"]
 

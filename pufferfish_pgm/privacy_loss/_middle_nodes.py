@@ -36,9 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..distributions._log_space import logsumexp
-from ..queries._count_engine import ChainSteps, convolve, step
-from ..queries._truncated_count_law import forward_bytes
+from ..distributions._engine import logsumexp
+from ..queries._engine import ChainSteps, convolve, forward_bytes, step
 from ._laplace_kernel import pair_epsilon
 from ._pair_rows import Group
 

@@ -34,10 +34,9 @@ import numpy as np
 from .._budget import check_allocation
 from .._parallel import run_map
 from ..distributions import as_distribution
-from ..distributions._log_space import logsumexp
+from ..distributions._engine import logsumexp
 from ..errors import InvalidParameterError, LimitExceededError
-from ..queries import fixed_start_variants, log_joint_engine
-from ..queries._packed_weights import PackedWeights, pack_queries
+from ..queries._engine import PackedWeights, fixed_start_variants, log_joint_engine, pack_queries
 from ..scenarios import Scenario
 from ..secrets import Framework, SecretPair, SkippedPair, check_possible
 from ._laplace_kernel import log_laplace_density

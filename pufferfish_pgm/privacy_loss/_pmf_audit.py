@@ -42,7 +42,7 @@ import numpy as np
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..noise import IntegerNoise
 from ._audit import AuditReport, PairAudit, coverage_note, release_layout
-from ._laplace_kernel import _decay_scan
+from ._laplace_kernel import decay_scan
 from ._pair_rows import MAX_GRID, Group, build_groups
 
 __all__ = ["PmfGroup", "TailedLaw", "audit_integer_noise", "banded_log_matmul", "noise_report"]
@@ -124,7 +124,7 @@ def banded_log_matmul(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
     return out
 
 
-def _dense(group: Group) -> tuple[int, np.ndarray]:
+def dense_rows(group: Group) -> tuple[int, np.ndarray]:
     """The group's rows on every integer from the smallest to the largest answer."""
     if len(group.grids) != 1:
         raise InvalidParameterError("integer noise is audited for one released coordinate; "
@@ -154,12 +154,12 @@ class PmfGroup:
 
     @classmethod
     def build(cls, group: Group, tail_scale: float) -> PmfGroup:
-        x0, dense = _dense(group)
+        x0, dense = dense_rows(group)
         with np.errstate(over="ignore"):
             gaps = np.full(dense.shape[1], 1.0 / tail_scale)
         gaps[0] = 0.0
-        right = _decay_scan(dense, gaps)
-        left = np.flip(_decay_scan(np.flip(dense, axis=1), gaps), axis=1)
+        right = decay_scan(dense, gaps)
+        left = np.flip(decay_scan(np.flip(dense, axis=1), gaps), axis=1)
         return cls(group, x0, dense, right, left, float(tail_scale))
 
     @property

@@ -40,13 +40,14 @@ import numpy as np
 
 from .._budget import check_allocation
 from .._parallel import run_map
-from ..distributions._log_space import logsumexp
+from ..distributions._engine import logsumexp
 from ..errors import LimitExceededError
-from ..queries import Count, LinearQuery, fixed_start_variants
-from ..queries._packed_weights import pack_queries
-from ..queries._truncated_count_law import (
+from ..queries import Count, LinearQuery
+from ..queries._engine import (
     LOG_DELTA,
+    fixed_start_variants,
     loss_error_bound,
+    pack_queries,
     stream_node_laws,
 )
 from ..scenarios import MarkovChainScenario

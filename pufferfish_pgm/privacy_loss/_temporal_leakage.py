@@ -37,9 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from .._tolerances import PROBABILITY_SUM
 from .._validation import positive_finite
 from ..errors import InvalidParameterError
-from ..scenarios._chain_validation import check_initial, check_stochastic, stationary_distribution
+from ..scenarios._engine import check_initial, check_stochastic, stationary_distribution
 
 __all__ = [
     "LeakageSupremum",
@@ -190,7 +191,7 @@ def _live_rows(c: np.ndarray) -> np.ndarray:
         )
     sums = c.sum(axis=1)
     live = sums > 0
-    if (np.abs(sums[live] - 1.0) > 1e-9).any():
+    if (np.abs(sums[live] - 1.0) > PROBABILITY_SUM).any():
         raise InvalidParameterError("every non-zero row of the correlation must sum to 1")
     return np.flatnonzero(live)
 

@@ -3,15 +3,10 @@ their exact laws given a secret (DESIGN §3.6): forward–backward with a count 
 variable elimination with polynomial factors on networks, all in log space.
 """
 
-from ._laws import (
-    CountPmf,
-    JointPmf,
-    fixed_start_variants,
-    joint_query_log_pmf,
-    log_joint_engine,
-    query_distribution,
-    query_log_pmf,
-)
+from typing import Any
+
+from .._compat import moved_name
+from ._laws import CountPmf, JointPmf, joint_query_log_pmf, query_distribution, query_log_pmf
 from ._queries import Count, Histogram, LinearQuery, Query, WeightedQuery
 from ._windowed import WindowedCount, WindowedHistogram, WindowedQuery
 
@@ -26,9 +21,12 @@ __all__ = [
     "WindowedCount",
     "WindowedHistogram",
     "WindowedQuery",
-    "fixed_start_variants",
     "joint_query_log_pmf",
-    "log_joint_engine",
     "query_distribution",
     "query_log_pmf",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """0.1.0 exported some engine names here; they moved to the stage's engine face."""
+    return moved_name(__name__, name)

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from .._budget import check_allocation
-from ..distributions._log_space import logsumexp
+from ..distributions._engine import logsumexp
 from ..errors import LimitExceededError
 from ._count_engine import ChainSteps, convolve, shift_rows, step
 

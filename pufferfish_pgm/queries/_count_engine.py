@@ -37,14 +37,15 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from ..distributions._log_space import _STRETCH, log_convolve, log_matmul
+from .._tolerances import LOG_RANGE
+from ..distributions._engine import log_convolve, log_matmul
 from ..errors import InvalidParameterError
 
 __all__ = ["ChainSteps", "STRETCH", "backward", "convolve", "count_lift", "forward",
            "shift_rows", "step", "tilt_lift"]
 
 #: Largest log range (nats) of a factor convolved in linear space (two multiply to >= e^-700).
-STRETCH = _STRETCH
+STRETCH = LOG_RANGE
 
 Lift = Callable[[np.ndarray, int], np.ndarray]
 Trim = Callable[[int, int, np.ndarray], tuple[int, np.ndarray]]

@@ -39,12 +39,11 @@ from typing import Any
 import numpy as np
 
 from ..distributions import DiscreteDistribution
-from ..distributions._log_space import logsumexp
+from ..distributions._engine import logsumexp
 from ..errors import ImpossibleSecretError, InvalidModelError, ParameterTypeError
-from ..inference import NetworkIndex, network_index
-from ..inference._components import network_parts
+from ..inference._engine import NetworkIndex, network_index, network_parts
 from ..scenarios import MarkovChainScenario, Scenario, as_class
-from ..scenarios._pgmpy import NetworkTables
+from ..scenarios._engine import NetworkTables
 from ._chain_count_law import MAX_CELLS, ChainCountTables
 from ._network_count_law import ComponentCountLaw, tables_log_joint
 from ._packed_weights import PackedWeights, pack_queries

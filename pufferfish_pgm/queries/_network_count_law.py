@@ -31,12 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._budget import check_allocation, memory_budget
-from ..distributions._log_space import log_convolve, logsumexp
-from ..inference import NetworkIndex, network_index
-from ..inference._components import NetworkParts
-from ..inference._elimination_order import schedule
+from ..distributions._engine import log_convolve, logsumexp
+from ..inference._engine import NetworkIndex, NetworkParts, network_index, schedule
 from ..scenarios import BayesianNetworkScenario
-from ..scenarios._pgmpy import NetworkTables
+from ..scenarios._engine import NetworkTables
 
 __all__ = ["ComponentCountLaw", "log_power", "network_log_joint", "tables_log_joint"]
 
@@ -249,7 +247,7 @@ class ComponentCountLaw:
 
     Examples
     --------
-    >>> from pufferfish_pgm.scenarios._pgmpy import validate_tables
+    >>> from pufferfish_pgm.scenarios._network_tables import validate_tables
     >>> from pufferfish_pgm.inference._components import network_parts
     >>> t = validate_tables(["a", "b"], {"a": (0, 1), "b": (0, 1)}, {"a": (), "b": ()},
     ...                     {"a": [0.5, 0.5], "b": [0.5, 0.5]})

@@ -3,46 +3,28 @@ windows, proven pruning), the network planner (d-separation, per-branch candidat
 plan types they return (:class:`PlanEntry`, :class:`ChainPlan`).
 """
 
-from ._chain_planner import pair_groups, plan_chain, query_prefix
+from typing import Any
+
+from .._compat import moved_name
+from ._chain_planner import plan_chain
 from ._component_planner import plan_network
-from ._influence import (
-    chain_influence,
-    is_stationary,
-    log_ratio,
-    max_influence,
-    ordered_pairs,
-    power_stack,
-    quilt_table_size,
-)
-from ._network_planner import (
-    NetworkPlan,
-    candidate_quilts,
-    class_dags,
-    d_connected,
-    d_separated,
-    partition,
-)
-from ._plan import ChainPlan, NodeRanges, PlanEntry
+from ._influence import max_influence
+from ._network_planner import NetworkPlan, candidate_quilts, d_connected, d_separated
+from ._plan import ChainPlan, PlanEntry
 
 __all__ = [
     "ChainPlan",
     "NetworkPlan",
-    "NodeRanges",
     "PlanEntry",
     "candidate_quilts",
-    "chain_influence",
-    "class_dags",
     "d_connected",
     "d_separated",
-    "is_stationary",
-    "log_ratio",
     "max_influence",
-    "ordered_pairs",
-    "pair_groups",
-    "partition",
     "plan_chain",
     "plan_network",
-    "power_stack",
-    "query_prefix",
-    "quilt_table_size",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """0.1.0 exported some engine names here; they moved to the stage's engine face."""
+    return moved_name(__name__, name)

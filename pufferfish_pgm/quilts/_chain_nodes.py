@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..scenarios import MarkovChainScenario
-from ..secrets._possible import support_at, support_cycle
+from ..secrets._engine import support_at, support_cycle
 from ._chain_windows import BestWindows, grow_window, sigma_table, window_terms
 from ._influence import is_stationary, log_ratio, power_stack
 

@@ -45,7 +45,7 @@ import numpy as np
 
 from .._budget import check_allocation
 from ..errors import ImpossibleSecretError, InvalidParameterError
-from ..secrets._possible import support_at, support_cycle
+from ..secrets._engine import support_at, support_cycle
 from ._chain_nodes import Prefix, convergence, possible_states, search_nodes, sharing_start
 from ._chain_windows import (
     _stationary_tables,

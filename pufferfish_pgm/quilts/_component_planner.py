@@ -13,7 +13,7 @@ quilt nodes" (:class:`OtherNodes`), not listed, so a plan of n nodes takes O(n) 
 Examples
 --------
 >>> from pufferfish_pgm.scenarios import BayesianNetworkScenario
->>> from pufferfish_pgm.scenarios._pgmpy import validate_tables
+>>> from pufferfish_pgm.scenarios._network_tables import validate_tables
 >>> from pufferfish_pgm.secrets import Framework
 >>> from pufferfish_pgm.queries import Count
 >>> from pufferfish_pgm.quilts import plan_network
@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from ..inference._components import component_signature, linked_parts, sub_tables
+from ..inference._engine import component_signature, linked_parts, sub_tables
 from ..scenarios import BayesianNetworkScenario, ScenarioClass
 from ._influence import ordered_pairs
 from ._network_planner import (

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from .._tolerances import STATIONARITY
 from ..errors import InvalidParameterError, LimitExceededError
 from ..inference import conditional, secret_probability
 from ..scenarios import BayesianNetworkScenario, MarkovChainScenario
@@ -41,7 +42,7 @@ from ..scenarios import BayesianNetworkScenario, MarkovChainScenario
 __all__ = ["chain_influence", "is_stationary", "log_ratio", "max_influence", "ordered_pairs",
            "power_stack", "quilt_table_size"]
 
-STATIONARY_TOLERANCE = 1e-12
+STATIONARY_TOLERANCE = STATIONARITY
 
 
 def log_ratio(num: Any, den: Any) -> np.ndarray:

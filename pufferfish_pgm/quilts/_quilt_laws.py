@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ..distributions._log_space import log_convolve, log_matmul, logsumexp
-from ..queries._chain_count_law import ChainCountTables
+from ..distributions._engine import log_convolve, log_matmul, logsumexp
+from ..queries._engine import ChainCountTables
 from ..scenarios import MarkovChainScenario
 from ._chain_planner import pair_groups
 

@@ -26,9 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..distributions._log_space import logsumexp
-from ..queries._network_count_law import network_log_joint
-from ..queries._packed_weights import node_weights
+from ..distributions._engine import logsumexp
+from ..queries._engine import network_log_joint, node_weights
 from ._influence import ordered_pairs, quilt_table_size
 from ._network_planner import candidate_quilts, class_dags, d_connected
 from ._quilt_classes import NodeClass

@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 
 from .._budget import check_allocation
-from ..distributions._log_space import logsumexp
-from ..queries._windowed import WindowedCount, WindowedHistogram, WindowedQuery
+from ..distributions._engine import logsumexp
+from ..queries import WindowedCount, WindowedHistogram, WindowedQuery
 from ..scenarios import MarkovChainScenario
 from ._chain_planner import pair_groups
 from ._quilt_classes import NodeClass, chain_candidates, chain_classes

@@ -1,6 +1,6 @@
-"""Data-evolution scenarios, the attacker's beliefs (DESIGN §1, §3.3): Bayesian networks from pgmpy
-or model files (the only module that imports pgmpy is ``_pgmpy``), Markov chains with fixed,
-stationary or arbitrary starts, finite classes of them, fitting chains from data and the
+"""Data-evolution scenarios, the attacker's beliefs (DESIGN §1, §3.3): Bayesian networks from
+pgmpy or model files (pgmpy is imported by the adapter modules ``_pgmpy*`` only), Markov chains
+with fixed, stationary or arbitrary starts, finite classes of them, fitting chains from data and the
 bundled model files; builders from contact graphs and household tables.
 """
 

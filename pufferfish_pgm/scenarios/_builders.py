@@ -34,7 +34,7 @@ import numpy as np
 
 from .._budget import check_allocation
 from ..errors import InvalidModelError, InvalidParameterError, ParameterTypeError
-from ._pgmpy import validate_tables
+from ._network_tables import validate_tables
 from ._scenarios import BayesianNetworkScenario
 
 __all__ = ["contagion", "households"]

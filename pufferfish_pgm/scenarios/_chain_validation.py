@@ -6,11 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from .._tolerances import PROBABILITY_SUM
 from ..errors import InvalidModelError
 
 __all__ = ["TOLERANCE", "check_initial", "check_stochastic", "stationary_distribution"]
 
-TOLERANCE = 1e-9
+TOLERANCE = PROBABILITY_SUM
 
 
 def check_stochastic(matrix: Any) -> np.ndarray:

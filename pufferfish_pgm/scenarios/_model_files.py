@@ -30,7 +30,7 @@ from ..errors import (
     ParameterTypeError,
     PufferfishError,
 )
-from ._pgmpy import DEFAULT_RENORMALIZE, check_renormalize
+from ._network_tables import DEFAULT_RENORMALIZE, check_renormalize
 from ._scenario_class import ScenarioClass
 from ._scenarios import BayesianNetworkScenario, MarkovChainScenario, default_model_path
 

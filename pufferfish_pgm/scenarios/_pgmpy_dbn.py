@@ -20,7 +20,7 @@ from typing import Any
 
 from .._validation import positive_int
 from ..errors import InvalidModelError, ParameterTypeError
-from ._pgmpy import (
+from ._network_tables import (
     DEFAULT_RENORMALIZE,
     DEFAULT_TOLERANCE,
     NetworkTables,

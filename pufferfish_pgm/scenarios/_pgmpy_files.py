@@ -43,14 +43,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidModelError, ModelFileError, ModelFileNotFoundError
-from ._pgmpy import (
+from ._network_tables import (
     DEFAULT_RENORMALIZE,
     DEFAULT_TOLERANCE,
     NetworkTables,
     check_renormalize,
-    tables_from_pgmpy,
     validate_tables,
 )
+from ._pgmpy import tables_from_pgmpy
 
 __all__ = ["FORMATS", "detect_format", "read_network_file", "read_uai"]
 

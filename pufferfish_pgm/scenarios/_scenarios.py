@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._tolerances import PROBABILITY_SUM
 from .._validation import positive_int
 from ..errors import (
     InvalidModelError,
@@ -30,13 +31,13 @@ from ..errors import (
     UnknownNodeError,
     UnknownStateError,
 )
-from . import _pgmpy, _pgmpy_dbn, _pgmpy_files
+from . import _network_tables, _pgmpy, _pgmpy_dbn, _pgmpy_files
 from ._chain_validation import check_initial, check_stochastic, stationary_distribution
 from ._fit import fit_chain
 
 __all__ = ["BayesianNetworkScenario", "MarkovChainScenario", "Scenario"]
 
-TOLERANCE = 1e-9
+TOLERANCE = PROBABILITY_SUM
 
 
 class _Domain(ABC):
@@ -99,15 +100,15 @@ class BayesianNetworkScenario(_Domain):
     (8, ('yes', 'no'))
     """
 
-    tables: _pgmpy.NetworkTables
+    tables: _network_tables.NetworkTables
     name: str = "network"
     _node_set: frozenset = field(init=False, repr=False, compare=False)
 
     def __init__(self, model: Any = None, *, name: str = "network",
-                 renormalize: float = _pgmpy.DEFAULT_RENORMALIZE,
-                 tables: _pgmpy.NetworkTables | None = None) -> None:
-        renormalize = _pgmpy.check_renormalize(renormalize)
-        if isinstance(model, _pgmpy.NetworkTables) and tables is None:
+                 renormalize: float = _network_tables.DEFAULT_RENORMALIZE,
+                 tables: _network_tables.NetworkTables | None = None) -> None:
+        renormalize = _network_tables.check_renormalize(renormalize)
+        if isinstance(model, _network_tables.NetworkTables) and tables is None:
             model, tables = None, model
         if (model is None) == (tables is None):
             raise ParameterTypeError(
@@ -117,7 +118,7 @@ class BayesianNetworkScenario(_Domain):
         if tables is None:
             tables = _pgmpy.tables_from_pgmpy(model, renormalize=renormalize,
                                               tolerance=TOLERANCE)
-        elif not isinstance(tables, _pgmpy.NetworkTables):
+        elif not isinstance(tables, _network_tables.NetworkTables):
             raise ParameterTypeError(
                 f"tables must be NetworkTables, got {type(tables).__name__}"
             )
@@ -126,7 +127,8 @@ class BayesianNetworkScenario(_Domain):
         object.__setattr__(self, "_node_set", frozenset(tables.nodes))
 
     @classmethod
-    def from_file(cls, path: str | Path, *, renormalize: float = _pgmpy.DEFAULT_RENORMALIZE,
+    def from_file(cls, path: str | Path, *,
+                  renormalize: float = _network_tables.DEFAULT_RENORMALIZE,
                   name: str | None = None) -> BayesianNetworkScenario:
         """Load a network file in any format pgmpy reads (see the class for ``renormalize``).
 
@@ -147,7 +149,7 @@ class BayesianNetworkScenario(_Domain):
 
     @classmethod
     def from_dbn(cls, dbn: Any, length: int, *,
-                 renormalize: float = _pgmpy.DEFAULT_RENORMALIZE,
+                 renormalize: float = _network_tables.DEFAULT_RENORMALIZE,
                  name: str = "dbn") -> BayesianNetworkScenario:
         """Unroll a pgmpy two-slice ``DynamicBayesianNetwork`` over ``length`` time slices.
 
@@ -176,7 +178,7 @@ class BayesianNetworkScenario(_Domain):
         return self.tables.nodes
 
     @property
-    def renormalized(self) -> tuple[_pgmpy.RenormalizedColumn, ...]:
+    def renormalized(self) -> tuple[_network_tables.RenormalizedColumn, ...]:
         """The CPD columns that summed to 1 only within ``renormalize`` and were rescaled:
         ``(node, parent_states, total)`` records (named tuples; ``.deviation`` is
         ``|total - 1|``), empty when every column summed to 1 within 1e-9."""
@@ -355,7 +357,7 @@ class MarkovChainScenario(_Domain):
         q0 = self.marginal(0)
         cpts = {0: q0.copy()}
         cpts.update({t: self.transition.T.copy() for t in range(1, self.length)})
-        tables = _pgmpy.NetworkTables(
+        tables = _network_tables.NetworkTables(
             nodes=tuple(self.nodes), states={t: self.states for t in self.nodes},
             parents={t: (() if t == 0 else (t - 1,)) for t in self.nodes}, cpts=cpts)
         return BayesianNetworkScenario(tables, name=f"{self.name} (unrolled)")

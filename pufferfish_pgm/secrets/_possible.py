@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._budget import check_allocation
+from .._tolerances import STATIONARITY
 from ..errors import ImpossibleSecretError
 from ..inference import conditional, secret_probability
 from ..scenarios import (
@@ -47,7 +48,7 @@ __all__ = ["StateSupport", "chain_support", "check_possible", "node_support", "p
            "state_support", "support_at", "support_cycle"]
 
 #: |q0 P - q0| up to which a start counts as stationary (as in the chain planners).
-STATIONARY_TOLERANCE = 1e-12
+STATIONARY_TOLERANCE = STATIONARITY
 
 
 @dataclass(frozen=True, eq=False)

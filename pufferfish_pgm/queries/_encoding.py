@@ -29,28 +29,19 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidDataError, LimitExceededError, ParameterTypeError
-from ..noise import check_confidence, noise_halfwidth
-from ..queries import (
-    Histogram,
-    Query,
-    WeightedQuery,
-    WindowedCount,
-    WindowedHistogram,
-    WindowedQuery,
-)
+from ..errors import InvalidDataError, ParameterTypeError
 from ..scenarios import Scenario, ScenarioClass, as_class
-from ..secrets import Framework
 from ._integer_answers import per_node_sums, row_blocks, weighted_counts, window_counts
+from ._queries import Histogram, Query, WeightedQuery
 from ._state_codes import ABSENT, _Absent, _code_dtype, _codes_for
+from ._windowed import WindowedCount, WindowedHistogram, WindowedQuery
 
-__all__ = ["ABSENT", "Release", "coordinate_names", "encode", "encode_rows", "evaluate",
-           "evaluate_codes", "read_nodes", "records"]
+__all__ = ["ABSENT", "as_table", "batch_answers", "coordinate_names", "encode", "encode_rows",
+           "evaluate", "evaluate_codes", "read_nodes", "records"]
 
 
 def _is_table(data: Any) -> bool:
@@ -170,17 +161,21 @@ def encode_rows(cls: ScenarioClass, rows: Any, first: int = 0) -> np.ndarray:
     return codes
 
 
-def evaluate(framework: Framework, query: Query, data: Any) -> np.ndarray:
+def evaluate(scenarios: Any, query: Query, data: Any) -> np.ndarray:
     """Exact answers of ``query`` on each user's record (no noise): shape (n,) or (n, d) for a
-    vector (d bars of a histogram, or the coordinates of a windowed query)."""
-    codes, _ = encode(framework.scenarios, data)
-    return evaluate_codes(framework.scenarios, query, codes)
+    vector (d bars of a histogram, or the coordinates of a windowed query).
+
+    ``scenarios`` is a scenario, a class Θ, or anything holding one as ``.scenarios`` (a
+    ``Framework``)."""
+    cls = as_class(getattr(scenarios, "scenarios", scenarios))
+    codes, _ = encode(cls, data)
+    return evaluate_codes(cls, query, codes)
 
 
 def evaluate_codes(cls: ScenarioClass, query: Query, codes: np.ndarray) -> np.ndarray:
     """Exact answers from already encoded state codes ``(n_users, n_nodes)``, of any integer
     dtype (integer queries by integer arithmetic, block by block: see
-    :mod:`~pufferfish_pgm.mechanisms._integer_answers`).
+    :mod:`~pufferfish_pgm.queries._integer_answers`).
 
     Raises :class:`InvalidDataError` naming the node when a column the query reads was absent
     from the data (code :data:`ABSENT`).
@@ -271,105 +266,51 @@ def coordinate_names(cls: ScenarioClass, query: Query) -> tuple[str, ...]:
     return ()
 
 
-@dataclass(frozen=True, kw_only=True)
-class Release:
-    """A released (noisy) answer and how it was made.
-
-    Attributes
-    ----------
-    value : int, float or numpy.ndarray
-        The noisy answer: one number, or one per user and/or per histogram bar.
-    scale : float
-        The Laplace scale of the noise added to every entry (0: no noise).
-    epsilon : float
-        The privacy parameter of the calibration.
-    mechanism, query : str
-        Names of the mechanism and the released statistic.
-    coordinates : tuple of str
-        Names of a vector's coordinates (the last axis of ``value``): a histogram's bars,
-        ``'count(walk)@[0,60)'`` per window of a windowed query; empty for a scalar.
-
-    Notes
-    -----
-    The noise is read from the type of ``value``, exactly as
-    :func:`~pufferfish_pgm.noise.add_noise` chose it: integers carry exact discrete Laplace
-    noise, P(k) proportional to exp(-|k| / scale); floats carry discrete Laplace noise on a
-    power-of-two grid after the answer was rounded to it (the grid depends on the sensitivity,
-    which a Release does not record; :meth:`interval` uses a bound valid for every sensitivity).
+def as_table(batch: Any) -> Any:
+    """A pandas DataFrame for an Arrow ``Table``/``RecordBatch`` or a Polars ``DataFrame``
+    (through each column's numpy conversion; neither library is imported here); any other
+    batch as it is.
 
     Examples
     --------
-    >>> rel = Release(value=10, scale=2.0, epsilon=0.5, mechanism="by hand", query="count(1)")
-    >>> rel.interval(0.9)
-    (5, 15)
+    >>> as_table([[0, 1]])
+    [[0, 1]]
     """
+    module = type(batch).__module__.split(".")[0]
+    if module not in ("pyarrow", "polars"):
+        return batch
+    import pandas as pd  # type: ignore[import-untyped]
 
-    value: Any
-    scale: float
-    epsilon: float
-    mechanism: str
-    query: str
-    coordinates: tuple[str, ...] = field(default=(), repr=False)
+    if module == "pyarrow":      # Arrays copy when they must (strings, nulls): not zero-copy
+        names = list(batch.column_names)
+        columns = [col.to_numpy(zero_copy_only=False) for col in batch.columns]
+    else:
+        names = list(batch.columns)
+        columns = [col.to_numpy() for col in batch.get_columns()]
+    return pd.DataFrame({name: np.asarray(col) for name, col in
+                         zip(names, columns, strict=True)})
 
-    def interval(self, confidence: float = 0.95, *, simultaneous: bool = False) -> tuple[Any, Any]:
-        """``(low, high)`` around :attr:`value` that holds the true answer with probability at
-        least ``confidence``, over the noise (the true answer is fixed).
 
-        Integer answers (counts, histograms): ``value -+ h`` with h the smallest integer with
-        P(|Z| <= h) >= confidence for the discrete Laplace noise Z, so the coverage is exact up
-        to the integer step. Real-valued answers (noise ``grid * K`` on add_noise's default
-        grid, after rounding the answer to it): ``value -+ (-s' log(1 - confidence) + 1.5 g)``
-        with ``s' = scale (1 + 2**-20)`` and ``g = default_grid(scale)``, a bound that holds
-        for every sensitivity and is wider than the exact grid interval
-        (:func:`pufferfish_pgm.noise.noise_halfwidth` with the sensitivity) by a relative
-        ~1e-6. Scale 0: the exact answer, ``(value, value)``.
+def batch_answers(cls: ScenarioClass, query: Query, batch: Any) -> Any:
+    """The exact integer answers of ``query`` on every user of ``batch``, no noise (the
+    partition kernel behind ``Calibration.answers``).
 
-        The interval is around the value the noise was added to: a release whose value was
-        transformed afterwards (``ContinuousSum(relative)``'s geometric mean) needs the
-        transform applied to the interval of the noisy sum instead.
+    A table (pandas, Arrow or Polars; one row per user) gives pandas: a Series named by the
+    query for a scalar query, a DataFrame with one column per coordinate (histogram bar,
+    window) for a vector query, on the pandas batch's index (a fresh RangeIndex for Arrow and
+    Polars). Other data (the forms ``Calibration.release`` reads) gives numpy: ``(n,)`` or
+    ``(n, d)``, or one answer for a single record. Bad records raise
+    :class:`~pufferfish_pgm.errors.InvalidDataError` naming the record, node and value.
+    """
+    table = as_table(batch)
+    rows, single = records(cls, table)
+    out = evaluate_codes(cls, query, encode_rows(cls, rows))
+    if single:
+        return out[0]
+    if type(table).__name__ != "DataFrame":
+        return out
+    import pandas as pd
 
-        Arrays (one answer per user, per bar, or both) get one interval per entry. By default
-        each interval is **marginal**: each entry is covered with probability >= confidence,
-        but not all entries at once. ``simultaneous=True`` widens every interval so that all
-        entries are covered together with probability >= confidence (a Šidák split, exact for
-        the independent noise of the entries: each at ``confidence ** (1/n)``).
-
-        Returns ints for an int value, floats for a float value, else two arrays of the
-        value's shape and dtype.
-
-        Raises
-        ------
-        InvalidParameterError, ParameterTypeError
-            ``confidence`` not a number strictly between 0 and 1 (NaN, bool or str included).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> rel = Release(value=np.array([3, 7]), scale=1.0, epsilon=1.0, mechanism="m",
-        ...               query="q")
-        >>> [a.tolist() for a in rel.interval(0.9)]
-        [[1, 5], [5, 9]]
-        >>> [a.tolist() for a in rel.interval(0.9, simultaneous=True)]
-        [[0, 4], [6, 10]]
-        """
-        conf = check_confidence(confidence)
-        if not isinstance(simultaneous, (bool, np.bool_)):
-            raise ParameterTypeError(f"simultaneous must be True or False, got {simultaneous!r}")
-        values = np.asarray(self.value)
-        if values.dtype.kind not in "iuf":
-            raise InvalidDataError(f"this release's value {self.value!r} is not numeric; an "
-                                   "interval needs a numeric value")
-        integer = values.dtype.kind in "iu"
-        n = values.size if simultaneous else 1
-        half = noise_halfwidth(self.scale, conf, integer=integer, coordinates=n)
-        if integer:
-            if values.size and int(np.abs(values).max()) + int(half) >= 2**63:
-                raise LimitExceededError(f"the interval half-width {half} overflows int64 for "
-                                         "this release; its scale is too large to be useful")
-            low: np.ndarray = values - np.int64(half)
-            high: np.ndarray = values + np.int64(half)
-        else:
-            low, high = values - half, values + half
-        if low.ndim == 0:
-            return low.item(), high.item()
-        return low, high
+    if out.ndim == 1:
+        return pd.Series(out, index=table.index, name=query.name)
+    return pd.DataFrame(out, index=table.index, columns=list(coordinate_names(cls, query)))

@@ -1,6 +1,6 @@
 """Exact answers from state codes by integer arithmetic, block by block (internal).
 
-The release path (:func:`pufferfish_pgm.mechanisms._release.evaluate_codes`) calls these on
+The release path (:func:`pufferfish_pgm.queries._encoding.evaluate_codes`) calls these on
 codes of any integer dtype (int8 codes of a chain are read as given, never widened): a count
 is ``count_nonzero(block == code, axis=1)``, a linear query with the same weights on every
 node is ``Σ_s w_s · count_s``, a windowed count sums the hits of each window. Work is done on

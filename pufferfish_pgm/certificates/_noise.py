@@ -1,6 +1,6 @@
 """An integer noise law in a calibration certificate, exactly as it is sampled (internal).
 
-Part of :mod:`pufferfish_pgm.mechanisms._certificate` (``docs/certificates.md``). A calibration
+Part of :mod:`pufferfish_pgm.certificates._document` (``docs/certificates.md``). A calibration
 of ``OptimalNoiseMechanism`` adds draws of an :class:`~pufferfish_pgm.noise.IntegerNoise`, not
 Laplace(scale): its certificate has ``"scale": null`` and a ``"noise"`` record holding that law
 bit for bit. The weights ``c_k`` are integers over the common denominator ``N = Σ c`` (the law
@@ -10,9 +10,8 @@ round; the tails' scale λ is a JSON number (Python ``repr``: the same double is
 the sampler's exact rational ``Fraction(λ)`` is the same). The record also names the loss that
 was minimised, the plain-DP floor ``dp_epsilon`` (null: none) and ``E|Z|``.
 
-The calibration class that releases such a law registers itself with
-:func:`noise_calibration` (it is defined in ``optimal``, which imports this package's ``base``,
-which imports the certificate modules: they cannot import it).
+Such a certificate is read back as an
+:class:`~pufferfish_pgm.mechanisms.OptimalCalibration`, which samples the law exactly.
 
 Examples
 --------
@@ -34,14 +33,15 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from ..errors import CertificateError, InvalidParameterError, ParameterTypeError
+from ..mechanisms import OptimalCalibration
 from ..noise import IntegerNoise
-from ._certificate_schema import bounded_int, decimal, field, finite_float, refuse
+from ._schema import bounded_int, decimal, field, finite_float, refuse
 
-__all__ = ["NOISE_TYPE", "dp_epsilon_of", "is_noise_calibration", "noise_calibration",
-           "noise_class", "noise_from", "noise_json"]
+__all__ = ["NOISE_TYPE", "dp_epsilon_of", "is_noise_calibration", "noise_class", "noise_from",
+           "noise_json"]
 
 #: The ``type`` of a certificate's noise record.
 NOISE_TYPE = "IntegerNoise"
@@ -50,28 +50,16 @@ _REPAIR = ("; the certificate is damaged or was not written by pufferfish_pgm: w
 
 #: Largest |lo|, |hi| of a noise record (the core of a law is far narrower).
 _EXTENT = 2**53
-T = TypeVar("T", bound=type)
-_NOISE_CALIBRATIONS: list[type] = []
-
-
-def noise_calibration(cls: T) -> T:
-    """Class decorator: certificates with a noise law are read back as ``cls`` (which takes
-    the Calibration fields and ``noise``), and calibrations of type ``cls`` write one."""
-    _NOISE_CALIBRATIONS[:] = [cls]
-    return cls
 
 
 def noise_class() -> type:
-    """The registered calibration class of :func:`noise_calibration`."""
-    if not _NOISE_CALIBRATIONS:  # pragma: no cover - optimal is imported with the package
-        raise CertificateError("no calibration class releases integer noise; import "
-                               "pufferfish_pgm.mechanisms.optimal")
-    return _NOISE_CALIBRATIONS[0]
+    """The calibration class that releases an integer noise law (``OptimalCalibration``)."""
+    return OptimalCalibration
 
 
 def is_noise_calibration(calibration: Any) -> bool:
     """Whether ``calibration`` releases a noise law (its certificate records that law)."""
-    return type(calibration) in _NOISE_CALIBRATIONS
+    return isinstance(calibration, OptimalCalibration)
 
 
 def _loss(text: Any) -> Any:

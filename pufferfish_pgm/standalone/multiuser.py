@@ -37,9 +37,10 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from .._tolerances import RELATIVE
 from .._validation import positive_finite
 from ..distributions import DiscreteDistribution, as_distribution, kantorovich_delta_star
-from ..distributions._exp_moment import smallest_exp_moment_scale
+from ..distributions._engine import smallest_exp_moment_scale
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..privacy_loss import exact_laplace_scale, laplace_pair_epsilon
 
@@ -292,7 +293,7 @@ def exact_scale(
     epsilon: float,
     *,
     discrete: bool = False,
-    rtol: float = 1e-9,
+    rtol: float = RELATIVE,
 ) -> float:
     """Smallest Laplace scale for which the released sum passes the exact audit.
 

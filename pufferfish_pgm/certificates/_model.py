@@ -1,6 +1,6 @@
 """The model and query of a calibration certificate: written, fingerprinted, checked (internal).
 
-Part of :mod:`pufferfish_pgm.mechanisms._certificate` (``docs/certificates.md``). The query is
+Part of :mod:`pufferfish_pgm.certificates._document` (``docs/certificates.md``). The query is
 written as a small JSON record and rebuilt against the model; every scenario is fingerprinted
 table by table (names left out) and the secret pairs as a canonical sorted list, so that
 :func:`check_framework` can say which scenario and which table differ.
@@ -41,8 +41,8 @@ from ..queries import (
 )
 from ..scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario, ScenarioClass
 from ..secrets import Framework, JointSecret, NodeSecret
-from ._certificate_schema import REPAIR, bounded_int, check, child, describe, field, refuse
-from ._certificate_values import canonical, floats, jsonable, lookup, plain, sha256
+from ._schema import REPAIR, bounded_int, check, child, describe, field, refuse
+from ._values import canonical, floats, jsonable, lookup, plain, sha256
 
 __all__ = ["PAIR_LIST_LIMIT", "check_framework", "pairs_json", "query_from", "query_json",
            "scenario_json", "scenario_parts"]

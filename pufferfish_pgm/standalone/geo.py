@@ -17,7 +17,7 @@ output is ``grid * round((x + Z) / grid)``, by default with ``grid`` the largest
 no larger than ``(r / epsilon) * 2**-20`` (:func:`pufferfish_pgm.noise.default_grid`).
 
 *Accounting.* Rounding x + Z is post-processing of the planar-Laplace output, so it costs no
-epsilon: :meth:`PlanarLaplaceMechanism.epsilon_for` is unchanged. The floating-point side needs
+epsilon: :meth:`PlanarLaplace.epsilon_for` is unchanged. The floating-point side needs
 care: the computed noise is a float from a finite, unevenly spaced set, and a raw float sum
 ``location + noise`` carries low-order bits that depend on the exact location (the
 floating-point attack on textbook Laplace noise), so releasing it could tell apart locations
@@ -40,8 +40,8 @@ probabilities match the exact mechanism's up to the float resolution of the nois
 Examples
 --------
 >>> import numpy as np
->>> from pufferfish_pgm.mechanisms.geo import PlanarLaplaceMechanism
->>> mech = PlanarLaplaceMechanism(epsilon=1.0, r=0.5)
+>>> from pufferfish_pgm.standalone.geo import PlanarLaplace
+>>> mech = PlanarLaplace(epsilon=1.0, r=0.5)
 >>> rel = mech.release((2.0, 3.0), rng=np.random.default_rng(0), grid=0.25)
 >>> rel.value, rel.scale
 ((2.75, 3.25), 0.5)
@@ -60,9 +60,9 @@ import numpy as np
 from .._validation import positive_finite
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
 from ..noise import default_grid
-from ..noise._discrete_laplace_sampler import source_for
+from ..noise._engine import source_for
 
-__all__ = ["GeoRelease", "PlanarLaplaceMechanism"]
+__all__ = ["GeoRelease", "PlanarLaplace"]
 
 _FINEST_GRID_BITS = 32  # a grid must be at least scale * 2**-32 (see the module docstring)
 
@@ -90,7 +90,7 @@ class GeoRelease:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PlanarLaplaceMechanism:
+class PlanarLaplace:
     """Planar Laplace mechanism: epsilon-indistinguishability for locations within ``r``.
 
     Parameters
@@ -102,7 +102,7 @@ class PlanarLaplaceMechanism:
 
     Examples
     --------
-    >>> mech = PlanarLaplaceMechanism(epsilon=0.5, r=2.0)
+    >>> mech = PlanarLaplace(epsilon=0.5, r=2.0)
     >>> mech.scale
     4.0
     >>> mech.epsilon_for(1.0)
@@ -126,7 +126,7 @@ class PlanarLaplaceMechanism:
 
         Examples
         --------
-        >>> PlanarLaplaceMechanism(epsilon=1.0, r=10.0).epsilon_for(25.0)
+        >>> PlanarLaplace(epsilon=1.0, r=10.0).epsilon_for(25.0)
         2.5
         """
         if not (_is_real(distance) and distance == 0):
@@ -139,7 +139,7 @@ class PlanarLaplaceMechanism:
 
         Examples
         --------
-        >>> round(PlanarLaplaceMechanism(epsilon=1.0).density_ratio_bound(2.0), 6)
+        >>> round(PlanarLaplace(epsilon=1.0).density_ratio_bound(2.0), 6)
         7.389056
         """
         exponent = self.epsilon_for(distance)
@@ -175,7 +175,7 @@ class PlanarLaplaceMechanism:
         Examples
         --------
         >>> import numpy as np
-        >>> mech = PlanarLaplaceMechanism(epsilon=1.0)
+        >>> mech = PlanarLaplace(epsilon=1.0)
         >>> rel = mech.release([0.0, 0.0], rng=np.random.default_rng(1))
         >>> [round(v, 4) for v in rel.value]
         [2.2968, 2.929]

@@ -1,6 +1,6 @@
 """State codes of a block of values: one table lookup, in the narrowest dtype (internal).
 
-:func:`pufferfish_pgm.mechanisms._release.encode_rows` reads records through these: integer
+:func:`pufferfish_pgm.queries._encoding.encode_rows` reads records through these: integer
 values that already are the codes are returned as they are; other integers go through a
 table indexed by ``value - min``; anything else (labels, floats, the absent-column marker) is
 factorised by pandas first. A value that is not a state raises :class:`InvalidDataError`

@@ -10,21 +10,21 @@ sum is released with Laplace noise of scale ``4k/ε`` (Lemma 7.1).
 **What is protected (relative error, ``relative=True``).** The same is done to ``log t_i``
 (``002_*`` §7.1.2): ``t_i`` cannot be told to lie in ``[y e^{-k}, y e^{k})`` rather than in
 the neighbouring ``[y e^{k}, y e^{3k})`` — the paper's factor is ``c = e^{-k}``, see
-:meth:`ContinuousSumMechanism.from_factor`. The released statistic is
+:meth:`ContinuousSum.from_factor`. The released statistic is
 ``A = sum_i log t_i + X`` with ``X ~ Laplace(4k/ε)``; transformed back, ``exp(A / n)`` is the
 geometric mean of the values times the multiplicative noise ``e^{X/n}`` (``n``, the number of
 records, is public in this setting: the records of ``h_1..h_n`` are known to be in the data).
 
 Noise is drawn by :func:`pufferfish_pgm.noise.add_noise` (secure by default; a seeded
 ``rng`` is reproducible and not for production). The release is the shared
-:class:`~pufferfish_pgm.mechanisms._release.Release`: ``value`` is the noisy sum, or the noisy
+:class:`~pufferfish_pgm.queries._encoding.Release`: ``value`` is the noisy sum, or the noisy
 geometric mean ``exp(A / n)``, and nothing else about the data is returned (the exact sum never
 is). ``A`` itself is not returned either: ``n * log(value)`` recovers it up to rounding.
 
 Examples
 --------
 >>> import numpy as np
->>> m = ContinuousSumMechanism(epsilon=1.0, k=1000.0)
+>>> m = ContinuousSum(epsilon=1.0, k=1000.0)
 >>> m.scale
 4000.0
 >>> rel = m.release([52000.0, 61000.0, 38000.0], rng=np.random.default_rng(0))
@@ -41,10 +41,9 @@ import numpy as np
 
 from .._validation import positive_finite
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
-from ..noise import add_noise
-from ._release import Release
+from ..noise import Release, add_noise
 
-__all__ = ["ContinuousSumMechanism"]
+__all__ = ["ContinuousSum"]
 
 
 def _validated_values(values: object, relative: bool) -> np.ndarray:
@@ -75,7 +74,7 @@ def _geometric_mean(log_sum: float, n: int) -> float:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ContinuousSumMechanism:
+class ContinuousSum:
     """Release the sum of a continuous attribute, hiding each value to within ``±k``.
 
     Parameters
@@ -90,9 +89,9 @@ class ContinuousSumMechanism:
 
     Examples
     --------
-    >>> ContinuousSumMechanism(epsilon=0.5, k=2.0).scale   # 4k / ε
+    >>> ContinuousSum(epsilon=0.5, k=2.0).scale   # 4k / ε
     16.0
-    >>> ContinuousSumMechanism.from_factor(epsilon=1.0, c=0.5).k == math.log(2.0)
+    >>> ContinuousSum.from_factor(epsilon=1.0, c=0.5).k == math.log(2.0)
     True
     """
 
@@ -107,7 +106,7 @@ class ContinuousSumMechanism:
             raise ParameterTypeError(f"relative must be True or False, got {self.relative!r}")
 
     @classmethod
-    def from_factor(cls, *, epsilon: float, c: float) -> ContinuousSumMechanism:
+    def from_factor(cls, *, epsilon: float, c: float) -> ContinuousSum:
         """Relative-error mechanism of ``002_*`` §7.1.2 with factor ``c`` in (0, 1).
 
         Values are hidden within ``[c y, y / c]``: ``k = log(1 / c)`` on the log scale.
@@ -154,7 +153,7 @@ class ContinuousSumMechanism:
         Examples
         --------
         >>> import numpy as np
-        >>> rel = ContinuousSumMechanism.from_factor(epsilon=1.0, c=0.5).release(
+        >>> rel = ContinuousSum.from_factor(epsilon=1.0, c=0.5).release(
         ...     [2.0, 8.0], rng=np.random.default_rng(0))
         >>> rel.query, rel.mechanism, 1.0 < rel.value < 16.0
         ('geometric_mean', 'ContinuousSum(relative)', True)

@@ -1,6 +1,6 @@
 """Values of a calibration certificate in JSON types, and their fingerprints (internal).
 
-Part of :mod:`pufferfish_pgm.mechanisms._certificate` (``docs/certificates.md``): canonical
+Part of :mod:`pufferfish_pgm.certificates._document` (``docs/certificates.md``): canonical
 JSON (sorted keys, no spaces, ASCII, no NaN), ``"sha256:<hex>"`` fingerprints of it, node and
 state names as JSON values, probabilities as ``[shape, [float.hex, ...]]`` (exact and machine
 independent), and evidence records reduced to JSON types.
@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import CertificateError
+from ..mechanisms import WorstPair
 from ..privacy_loss import AuditReport
 from ..secrets import SecretPair
-from .evidence import WorstPair
 
 __all__ = ["canonical", "floats", "jsonable", "lookup", "plain", "sha256"]
 

@@ -35,11 +35,11 @@ import numpy as np
 
 from ..distributions import DiscreteDistribution
 from ..errors import InvalidParameterError
-from ..privacy_loss._audit import coverage_note
-from ..privacy_loss._bisection import group_w_infinity
-from ..privacy_loss._pair_rows import MAX_GRID, Group, build_groups, refuse_any_start
 from ..queries import Count, Histogram, Query, WindowedQuery
 from ..secrets import Framework, SecretPair
+from ._audit import coverage_note
+from ._bisection import group_w_infinity
+from ._pair_rows import MAX_GRID, Group, build_groups, refuse_any_start
 
 __all__ = ["PairLayout", "PairValue", "scalar_view"]
 

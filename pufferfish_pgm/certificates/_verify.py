@@ -1,6 +1,6 @@
 """Re-proving a calibration certificate: :func:`verify` (``pufferfish_pgm.verify``).
 
-A certificate (:mod:`pufferfish_pgm.mechanisms._certificate`) is first checked against the
+A certificate (:mod:`pufferfish_pgm.certificates._document`) is first checked against the
 framework (format, own fingerprint, scenario and pair fingerprints), then its promise is proved
 again from scratch, never trusting the recorded evidence:
 
@@ -41,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .._tolerances import RELATIVE
 from ..errors import (
     CertificateError,
     InvalidParameterError,
@@ -48,14 +49,19 @@ from ..errors import (
     UnknownNodeError,
     UnknownStateError,
 )
-from ..privacy_loss import audit, audit_integer_noise, noiseless_epsilon, release_layout
-from ..privacy_loss._pair_rows import build_groups
+from ..mechanisms import (
+    Calibration,
+    MarkovQuiltMechanism,
+    Mechanism,
+    MQMApproxMechanism,
+    OptimalCalibration,
+)
+from ..mechanisms._engine import dp_loss, dp_shifts
+from ..privacy_loss import audit, audit_integer_noise, noiseless_epsilon
+from ..privacy_loss._engine import build_groups, release_layout
 from ..secrets import Framework
-from . import _certificate, _certificate_noise
-from ._certificate_schema import bounded_int, check, refuse
-from .base import Calibration, Mechanism
-from .markov_quilt import MarkovQuiltMechanism, MQMApproxMechanism
-from .optimal import OptimalCalibration, dp_loss, dp_shifts
+from . import _document, _noise
+from ._schema import bounded_int, check, refuse
 
 __all__ = ["AUDIT_NODES", "Verification", "verify"]
 
@@ -63,7 +69,7 @@ __all__ = ["AUDIT_NODES", "Verification", "verify"]
 #: many nodes (the audit of a long chain is the expensive part; the plan is the proof there).
 AUDIT_NODES = 200
 #: Relative slack for comparing ε and scales (float rounding of the audit, not of privacy).
-RTOL = 1e-9
+RTOL = RELATIVE
 
 _QUILT_MECHANISMS: dict[str, type[Mechanism]] = {
     "MarkovQuilt": MarkovQuiltMechanism, "MQMApprox": MQMApproxMechanism}
@@ -163,7 +169,7 @@ def _verify_noise(cal: OptimalCalibration, doc: dict) -> Verification:
     holds = report.epsilon <= cal.epsilon * (1 + RTOL)
     checks = [f"exact audit of the certified pmf: realised ε = {report.epsilon:.6g} "
               f"{'<=' if holds else '>'} ε = {cal.epsilon} over {report.coverage}"]
-    dp = _certificate_noise.dp_epsilon_of(doc["noise"])
+    dp = _noise.dp_epsilon_of(doc["noise"])
     realised = None
     if dp is not None:
         shifts = dp_shifts(cal.framework, cal.query)
@@ -197,8 +203,8 @@ def verify(text: str | bytes, framework: Framework) -> Verification:
         other pairs, a newer format); a promise that does not hold is *not* an error but
         ``holds=False``.
     """
-    doc = _certificate.parse(text)
-    cal = _certificate.load_document(doc, framework, Calibration)
+    doc = _document.parse(text)
+    cal = _document.load_document(doc, framework, Calibration)
     if isinstance(cal, OptimalCalibration):
         return _verify_noise(cal, doc)
     eps, scale = cal.epsilon, cal.scale

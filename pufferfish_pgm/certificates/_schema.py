@@ -1,6 +1,6 @@
 """Typed reading of a calibration certificate's JSON (internal).
 
-Part of :mod:`pufferfish_pgm.mechanisms._certificate` (``docs/certificates.md``). Every value a
+Part of :mod:`pufferfish_pgm.certificates._document` (``docs/certificates.md``). Every value a
 reader takes from a certificate goes through these helpers, so that a document that is not a
 certificate (a field missing, of another type, a number out of range) is refused with a
 :class:`~pufferfish_pgm.errors.CertificateError` naming the field by its JSON path

@@ -5,12 +5,12 @@ which model (``docs/certificates.md``).
 :func:`read` checks a document against a framework and returns the keyword arguments of the
 calibration it certifies, and :func:`load` builds it (``Calibration.to_json`` and
 ``Calibration.from_json`` delegate here). This module does not import ``base`` so that ``base``
-can import it; :mod:`pufferfish_pgm.mechanisms._verify` re-proves a certificate. The values in
-JSON types live in :mod:`._certificate_values`, the model and query in
-:mod:`._certificate_model`, the integer noise law of an optimal-noise calibration (written
-exactly, ``"scale": null``) in :mod:`._certificate_noise`, and the typed reading of every field
+can import it; :mod:`pufferfish_pgm.certificates._verify` re-proves a certificate. The values in
+JSON types live in :mod:`._values`, the model and query in
+:mod:`._model`, the integer noise law of an optimal-noise calibration (written
+exactly, ``"scale": null``) in :mod:`._noise`, and the typed reading of every field
 (a malformed document is refused naming the field by its JSON path) in
-:mod:`._certificate_schema`.
+:mod:`._schema`.
 
 Fingerprints are SHA-256 digests of canonical JSON (sorted keys, no spaces, ASCII), with every
 probability written by ``float.hex``, so they are the same on every machine. The document's own
@@ -38,13 +38,13 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 from ..errors import CertificateError
+from ..mechanisms import AuditedEvidence, CertifiedEvidence
 from ..secrets import Framework
-from ._certificate_model import (
+from ._model import (
     PAIR_LIST_LIMIT,
     check_framework,
     pairs_json,
@@ -52,43 +52,17 @@ from ._certificate_model import (
     query_json,
     scenario_json,
 )
-from ._certificate_noise import is_noise_calibration, noise_class, noise_from, noise_json
-from ._certificate_schema import REPAIR, describe, field, finite_float, loads
-from ._certificate_values import canonical, jsonable, sha256
-from .evidence import AuditedEvidence, Evidence
+from ._noise import is_noise_calibration, noise_class, noise_from, noise_json
+from ._schema import REPAIR, describe, field, finite_float, loads
+from ._values import canonical, jsonable, sha256
 
-__all__ = ["FORMAT", "FORMAT_NAME", "FORMAT_VERSION", "PAIR_LIST_LIMIT", "CertifiedEvidence",
+__all__ = ["FORMAT", "FORMAT_NAME", "FORMAT_VERSION", "PAIR_LIST_LIMIT",
            "arguments", "canonical", "document_of", "load", "load_document", "parse", "read",
            "sha256", "write"]
 
 FORMAT_NAME = "pufferfish_pgm.calibration"
 FORMAT_VERSION = 1
 FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
-
-
-@dataclass(frozen=True, kw_only=True)
-class CertifiedEvidence(Evidence):
-    """The evidence of a calibration read back from a certificate.
-
-    Attributes
-    ----------
-    source : str
-        The evidence record the calibration had when it was written (``"ExactEvidence"``, ...).
-    record : mapping
-        That record in JSON types (audit reports reduced to their ε, worst pair and coverage).
-    audit_epsilon : float or None
-        The ε of the final audit of the certified scale, when the mechanism made one.
-    fingerprint : str
-        The certificate's own fingerprint (``"sha256:..."``).
-    library_version : str
-        The version of pufferfish_pgm that wrote it.
-    """
-
-    source: str
-    record: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    audit_epsilon: float | None = None
-    fingerprint: str = ""
-    library_version: str = ""
 
 
 def _library_version() -> str:
