@@ -19,8 +19,8 @@ from pufferfish_pgm.errors import (
     ParameterTypeError,
     PufferfishError,
 )
-from pufferfish_pgm.privacy_loss import laplace_pair_epsilon
 from pufferfish_pgm.noise import Release
+from pufferfish_pgm.privacy_loss import laplace_pair_epsilon
 from pufferfish_pgm.standalone.continuous import ContinuousSum
 
 
