@@ -11,7 +11,7 @@ frequent non-idle activity, the Laplace scale that MQM and the exact mechanism n
 per-slot Laplace(2/ε) coordinates: standard deviation sqrt(144 · 2) · 2/ε), and the scale they
 need for the guarantee per-slot DP claims but does not give over the day (ε itself). The
 chains are fitted with pseudocount 0 (the maximum-likelihood chain, as ``fit`` defaults) and
-0.5 (every transition possible, as in tests/test_events.py).
+0.5 (every transition possible, as in tests/scenarios/test_events.py).
 """
 
 from __future__ import annotations

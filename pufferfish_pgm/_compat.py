@@ -1,7 +1,7 @@
 """Import paths of 0.1.0 that moved: they keep working, with a ``DeprecationWarning``.
 
 The stages are read by name (``importlib``) when an old name is first used, so a stage that
-lists its moved names does not import the stages above it; ``tests/test_layers.py`` checks
+lists its moved names does not import the stages above it; ``tests/package/test_layers.py`` checks
 that every target here exists and sits where the table says.
 
 Examples

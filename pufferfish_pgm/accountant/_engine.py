@@ -1,7 +1,7 @@
 """The accountant stage's engine face: what the other stages of the library may import from
 it beyond the public ``__all__`` of :mod:`pufferfish_pgm.accountant`.
 
-Not a user API: names here may change between releases. ``tests/test_layers.py`` fails when
+Not a user API: names here may change between releases. ``tests/package/test_layers.py`` fails when
 another stage imports one of this stage's private modules directly.
 """
 

@@ -2,7 +2,7 @@
 beyond the public ``__all__`` of :mod:`pufferfish_pgm.distributions` (log-space kernels and the
 W∞ internals the count laws and audits build on).
 
-Not a user API: names here may change between releases. ``tests/test_layers.py`` fails when
+Not a user API: names here may change between releases. ``tests/package/test_layers.py`` fails when
 another stage imports one of this stage's private modules directly.
 """
 

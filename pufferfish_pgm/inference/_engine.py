@@ -2,7 +2,7 @@
 beyond the public ``__all__`` of :mod:`pufferfish_pgm.inference` (network components and
 elimination schedules for the count laws and planners).
 
-Not a user API: names here may change between releases. ``tests/test_layers.py`` fails when
+Not a user API: names here may change between releases. ``tests/package/test_layers.py`` fails when
 another stage imports one of this stage's private modules directly.
 """
 

@@ -1,8 +1,8 @@
 """The one list of mechanisms: what each guarantees, on which models, and its noise for a count.
 
 The README's mechanism table and the documentation's mechanisms page are generated from
-:data:`CATALOGUE` (``tests/test_docs_site.py`` fails when the README's copy differs; regenerate
-it with ``python -m pufferfish_pgm.mechanisms._catalogue``). The command-line names are those
+:data:`CATALOGUE` (``tests/package/test_docs_site.py`` fails when the README's copy differs;
+regenerate it with ``python -m pufferfish_pgm.mechanisms._catalogue``). The command-line names are those
 of :func:`~pufferfish_pgm.mechanisms._registry.mechanism`.
 
 Examples

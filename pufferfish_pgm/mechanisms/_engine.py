@@ -3,7 +3,7 @@ beyond the public ``__all__`` of :mod:`pufferfish_pgm.mechanisms` (the registry 
 the usefulness internals and the DP-floor checks of optimal noise, for the certificates, the
 CLI, the plots and the advisor).
 
-Not a user API: names here may change between releases. ``tests/test_layers.py`` fails when
+Not a user API: names here may change between releases. ``tests/package/test_layers.py`` fails when
 another stage imports one of this stage's private modules directly.
 """
 

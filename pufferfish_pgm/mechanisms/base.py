@@ -209,7 +209,9 @@ class Calibration(Generic[EvidenceT]):
             The query or a node/state name cannot be written, or ``mechanism`` is not the
             one that made this calibration.
         """
-        from ..certificates import to_json  # a delegate kept from 0.1.0 (tests/test_layers.py)
+        from ..certificates import (
+            to_json,  # a delegate kept from 0.1.0 (tests/package/test_layers.py)
+        )
 
         return to_json(self, mechanism=mechanism)
 

@@ -15,7 +15,7 @@ the theorem gives nothing and the mechanism refuses. For a class Θ every member
 guarantee: the scale is the largest over the members.
 
 This is a baseline, like group DP, for comparisons; its ε is audited in the tests like every
-other mechanism's (``tests/test_gk16.py``).
+other mechanism's (``tests/mechanisms/test_gk16.py``).
 
 Examples
 --------

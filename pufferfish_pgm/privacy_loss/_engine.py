@@ -2,7 +2,7 @@
 beyond the public ``__all__`` of :mod:`pufferfish_pgm.privacy_loss` (the pair-row layout, the
 bisection constants, the streamed engine and the per-pair laws the mechanisms calibrate with).
 
-Not a user API: names here may change between releases. ``tests/test_layers.py`` fails when
+Not a user API: names here may change between releases. ``tests/package/test_layers.py`` fails when
 another stage imports one of this stage's private modules directly.
 """
 

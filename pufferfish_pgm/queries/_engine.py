@@ -2,7 +2,7 @@
 the public ``__all__`` of :mod:`pufferfish_pgm.queries` (the chain count-law engine, the count
 laws and the data encoding that the audits, quilts and mechanisms build on).
 
-Not a user API: names here may change between releases. ``tests/test_layers.py`` fails when
+Not a user API: names here may change between releases. ``tests/package/test_layers.py`` fails when
 another stage imports one of this stage's private modules directly.
 """
 

@@ -2,7 +2,7 @@
 the public ``__all__`` of :mod:`pufferfish_pgm.quilts` (the quilt node classes, quilt laws and
 search internals the quilt-local exact mechanism reuses).
 
-Not a user API: names here may change between releases. ``tests/test_layers.py`` fails when
+Not a user API: names here may change between releases. ``tests/package/test_layers.py`` fails when
 another stage imports one of this stage's private modules directly.
 """
 

@@ -2,7 +2,7 @@
 the public ``__all__`` of :mod:`pufferfish_pgm.secrets` (the possible-state supports the chain
 planners share).
 
-Not a user API: names here may change between releases. ``tests/test_layers.py`` fails when
+Not a user API: names here may change between releases. ``tests/package/test_layers.py`` fails when
 another stage imports one of this stage's private modules directly.
 """
 
