@@ -2,8 +2,8 @@
 
 The README's mechanism table and the documentation's mechanisms page are generated from
 :data:`CATALOGUE` (``tests/package/test_docs_site.py`` fails when the README's copy differs;
-regenerate it with ``python -m pufferfish_pgm.mechanisms._catalogue``). The command-line names are those
-of :func:`~pufferfish_pgm.mechanisms._registry.mechanism`.
+regenerate it with ``python -m pufferfish_pgm.mechanisms._catalogue``). The command-line names are
+those of :func:`~pufferfish_pgm.mechanisms._registry.mechanism`.
 
 Examples
 --------
