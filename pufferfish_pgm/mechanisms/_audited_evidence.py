@@ -6,7 +6,7 @@ family; they live here to keep that module small.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -171,7 +171,8 @@ class DistanceEvidence(AuditedEvidence):
     worst : WorstPair or None
         The pair and scenario where it is reached (None when no pair is possible).
     plan_support : numpy.ndarray or None
-        Rows ``(x, x', mass)`` of the optimal (monotone) transport plan there.
+        Rows ``(x, x', mass)`` of the optimal (monotone) transport plan there (left out of
+        ``==`` and ``hash``: an array).
     distances : tuple
         Wasserstein: ``(pair, θ, scenario, W∞)`` for every pair and scenario; else empty.
     relaxed_theta : float or None
@@ -193,6 +194,6 @@ class DistanceEvidence(AuditedEvidence):
 
     distance: float
     worst: WorstPair | None
-    plan_support: np.ndarray | None
+    plan_support: np.ndarray | None = field(compare=False)   # an array: not compared
     distances: tuple = ()
     relaxed_theta: float | None = None

@@ -242,8 +242,9 @@ def quiet() -> Iterator[None]:
         _INSIDE.reset(token)
 
 
-def checked(calibrate: Callable) -> Callable:
-    """``calibrate`` that warns (:class:`UsefulnessWarning`) when its result is useless."""
+def checked(calibrate: Callable, stacklevel: int = 2) -> Callable:
+    """``calibrate`` that warns (:class:`UsefulnessWarning`) when its result is useless;
+    ``stacklevel`` as in :func:`warnings.warn`, counted from the returned wrapper."""
     if getattr(calibrate, "_usefulness_checked", False):
         return calibrate
 
@@ -261,7 +262,7 @@ def checked(calibrate: Callable) -> Callable:
             warnings.warn(f"{cal.mechanism} at ε={cal.epsilon:g} for {cal.query.name}: "
                           f"{report.summary()}; sum over users or days, use a coarser query "
                           "or a larger ε (pufferfish_pgm.advise says how much)",
-                          UsefulnessWarning, stacklevel=2)
+                          UsefulnessWarning, stacklevel=stacklevel)
         return cal
 
     wrapper._usefulness_checked = True  # type: ignore[attr-defined]

@@ -29,6 +29,7 @@ from ..quilts import PlanEntry
 from ..scenarios import Scenario, ScenarioClass
 from ..secrets import Framework
 from . import _usefulness
+from ._contract import contract
 from ._partition import add_noise as noised
 from .evidence import Evidence, EvidenceT
 
@@ -318,10 +319,11 @@ class Mechanism(ABC):
     epsilon: float
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Every ``calibrate`` warns on a useless result (:func:`_usefulness.checked`)."""
+        """Every ``calibrate`` checks its arguments and warns on a useless result
+        (:func:`._contract.contract`)."""
         super().__init_subclass__(**kwargs)
         if "calibrate" in cls.__dict__:
-            cls.calibrate = _usefulness.checked(cls.__dict__["calibrate"])  # type: ignore
+            cls.calibrate = contract(cls.__dict__["calibrate"])  # type: ignore
 
     @abstractmethod
     def calibrate(self, framework: Framework, query: Query, *,
