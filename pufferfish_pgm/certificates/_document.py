@@ -3,14 +3,12 @@ which model (``docs/certificates.md``).
 
 :func:`write` turns a :class:`~pufferfish_pgm.mechanisms.Calibration` into a JSON document;
 :func:`read` checks a document against a framework and returns the keyword arguments of the
-calibration it certifies, and :func:`load` builds it (``Calibration.to_json`` and
-``Calibration.from_json`` delegate here). This module does not import ``base`` so that ``base``
-can import it; :mod:`pufferfish_pgm.certificates._verify` re-proves a certificate. The values in
-JSON types live in :mod:`._values`, the model and query in
-:mod:`._model`, the integer noise law of an optimal-noise calibration (written
-exactly, ``"scale": null``) in :mod:`._noise`, and the typed reading of every field
-(a malformed document is refused naming the field by its JSON path) in
-:mod:`._schema`.
+calibration it certifies, and :func:`load` builds it (:func:`pufferfish_pgm.certificates.to_json`
+and ``from_json``, and the methods ``Calibration.to_json``/``from_json``, call these);
+:mod:`._verify` re-proves a certificate. The values in JSON types live in :mod:`._values`, the
+model and query in :mod:`._model`, the integer noise law of an optimal-noise calibration
+(written exactly, ``"scale": null``) in :mod:`._noise`, and the typed reading of every field (a
+malformed document is refused naming the field by its JSON path) in :mod:`._schema`.
 
 Fingerprints are SHA-256 digests of canonical JSON (sorted keys, no spaces, ASCII), with every
 probability written by ``float.hex``, so they are the same on every machine. The document's own

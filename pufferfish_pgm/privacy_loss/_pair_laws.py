@@ -2,7 +2,7 @@
 
 The Wasserstein, Kantorovich and exact mechanisms all start from the exact distributions
 ``μ_a``, ``μ_b`` of the query under the two secrets of every (pair, scenario); this module lays
-them out once (see :mod:`pufferfish_pgm.privacy_loss._pair_rows`) and evaluates a distance on
+them out once (see :mod:`._pair_rows`) and evaluates a distance on
 every pair.
 
 A :class:`Histogram` over a two-state space is the vector ``(N - c, c)`` of one count ``c``:
