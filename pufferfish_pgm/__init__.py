@@ -68,6 +68,7 @@ from .quilts import PlanEntry, max_influence
 from .scenarios import (
     BayesianNetworkScenario,
     MarkovChainScenario,
+    MarkovNetworkScenario,
     ScenarioClass,
     contagion,
     event_counts,
@@ -120,6 +121,7 @@ __all__ = [
     "LinearQuery",
     "MQMApproxMechanism",
     "MarkovChainScenario",
+    "MarkovNetworkScenario",
     "MarkovQuiltMechanism",
     "Mechanism",
     "MissingDependencyError",

@@ -21,7 +21,8 @@ from ._network_tables import (
     validate_tables,
 )
 
-__all__ = ["chain_from_pgmpy", "cpd_parents", "model_cpds", "pgmpy_inference_subclass",
+__all__ = ["chain_from_pgmpy", "cpd_parents", "factors_from_pgmpy", "factors_to_pgmpy",
+           "model_cpds", "pgmpy_inference_subclass",
            "tables_from_pgmpy", "tables_to_pgmpy", "to_discrete_factor"]
 
 
@@ -176,3 +177,77 @@ def pgmpy_inference_subclass(name: str, namespace: dict[str, Any]) -> type:
     from pgmpy.inference import Inference  # type: ignore[import-untyped]  # no hints
 
     return type(name, (Inference,), dict(namespace))
+
+
+_UNDIRECTED = ("DiscreteMarkovNetwork", "MarkovNetwork", "FactorGraph")
+
+
+def factors_from_pgmpy(model: Any) -> tuple[list, dict, list]:
+    """``(nodes, states, [(scope, values), ...])`` of a pgmpy ``DiscreteMarkovNetwork`` or
+    ``FactorGraph`` (copied; checked by
+    :func:`~pufferfish_pgm.scenarios._markov_network.validate_factors`).
+
+    Every factor must name a variable's states as the others do (pgmpy's default names are
+    0..k-1). A graph edge that no factor covers adds no dependence and is refused, since
+    the graph would then claim links the law does not have.
+
+    Examples
+    --------
+    >>> from pgmpy.models import DiscreteMarkovNetwork
+    >>> from pgmpy.factors.discrete import DiscreteFactor
+    >>> m = DiscreteMarkovNetwork([("a", "b")])
+    >>> m.add_factors(DiscreteFactor(["a", "b"], [2, 2], [1, 2, 3, 4]))
+    >>> nodes, states, factors = factors_from_pgmpy(m)
+    >>> nodes, states["b"], factors[0][0]
+    (['a', 'b'], (0, 1), ('a', 'b'))
+    """
+    if type(model).__name__ not in _UNDIRECTED:
+        hint = ("use BayesianNetworkScenario(model) for a Bayesian network"
+                if hasattr(model, "get_cpds") else "build one with pgmpy or from_factors(...)")
+        raise ParameterTypeError(f"expected a pgmpy DiscreteMarkovNetwork or FactorGraph, got "
+                                 f"{type(model).__name__}; {hint}")
+    factors = list(model.get_factors())
+    if not factors:
+        raise InvalidModelError("the model has no factors; add them with model.add_factors(...)")
+    nodes = (list(model.get_variable_nodes()) if type(model).__name__ == "FactorGraph"
+             else list(model.nodes()))
+    states: dict = {}
+    out = []
+    for j, f in enumerate(factors):
+        scope = tuple(f.scope())
+        for v in scope:
+            names = tuple(f.state_names[v])
+            if states.setdefault(v, names) != names:
+                raise InvalidModelError(
+                    f"factor {j} over {list(scope)} names the states of {v!r} as {list(names)} "
+                    f"but another factor has {list(states[v])}; use the same names in the same "
+                    "order")
+        out.append((scope, np.array(f.values, dtype=float)))
+    if type(model).__name__ != "FactorGraph":
+        _check_edges(model, [s for s, _ in out])
+    return nodes, states, out
+
+
+def _check_edges(model: Any, scopes: list) -> None:
+    covered = {frozenset((u, v)) for s in scopes for u in s for v in s if u != v}
+    for u, v in model.edges():
+        if frozenset((u, v)) not in covered:
+            raise InvalidModelError(
+                f"the edge ({u!r}, {v!r}) of the Markov network is in no factor's scope; add "
+                "a factor over both nodes or remove the edge")
+
+
+def factors_to_pgmpy(tables: Any) -> Any:
+    """A fresh pgmpy ``DiscreteMarkovNetwork`` from validated
+    :class:`~pufferfish_pgm.scenarios._markov_network.FactorTables`."""
+    from pgmpy.factors.discrete import DiscreteFactor  # type: ignore[import-untyped]  # no hints
+    from pgmpy.models import DiscreteMarkovNetwork  # type: ignore[import-untyped]  # no hints
+
+    model = DiscreteMarkovNetwork()
+    model.add_nodes_from(tables.nodes)
+    model.add_edges_from((u, v) for u in tables.nodes for v in tables.neighbours[u])
+    for scope, values in zip(tables.scopes, tables.values, strict=True):
+        model.add_factors(DiscreteFactor(
+            list(scope), list(values.shape), values.copy(),
+            state_names={v: list(tables.states[v]) for v in scope}))
+    return model

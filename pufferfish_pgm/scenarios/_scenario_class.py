@@ -17,7 +17,11 @@ from typing import Any
 
 from ..errors import ParameterTypeError, ScenarioClassError
 from ._fit import fit_groups
+from ._markov_network import MarkovNetworkScenario
 from ._scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario
+
+#: The scenario kinds a class holds.
+_KINDS = (BayesianNetworkScenario, MarkovChainScenario, MarkovNetworkScenario)
 
 __all__ = ["ScenarioClass", "as_class"]
 
@@ -37,7 +41,7 @@ class ScenarioClass:
     members: tuple
 
     def __init__(self, members: Iterable | Scenario) -> None:
-        if isinstance(members, (BayesianNetworkScenario, MarkovChainScenario)):
+        if isinstance(members, _KINDS):
             members = [members]
         if isinstance(members, ScenarioClass):
             members = members.members
@@ -53,9 +57,10 @@ class ScenarioClass:
         if not members:
             raise ScenarioClassError("the scenario class is empty; give at least one scenario")
         for m in members:
-            if not isinstance(m, (BayesianNetworkScenario, MarkovChainScenario)):
+            if not isinstance(m, _KINDS):
                 raise ParameterTypeError(
-                    f"a scenario class holds BayesianNetworkScenario or MarkovChainScenario "
+                    f"a scenario class holds BayesianNetworkScenario, MarkovNetworkScenario or "
+                    f"MarkovChainScenario "
                     f"objects, got {type(m).__name__}"
                 )
         _check_agree(members)
@@ -117,7 +122,7 @@ def _check_agree(members: tuple) -> None:
                 f"scenarios {first.name!r} and {m.name!r} have different nodes (differing: "
                 f"{sorted(map(str, extra))[:5] or 'order'}); every member must share nodes"
             )
-        for v in first.nodes if isinstance(first, BayesianNetworkScenario) else first.nodes[:1]:
+        for v in first.nodes[:1] if isinstance(first, MarkovChainScenario) else first.nodes:
             if m.states_of(v) != first.states_of(v):
                 raise ScenarioClassError(
                     f"node {v!r} has states {list(first.states_of(v))} in {first.name!r} but "
