@@ -39,7 +39,7 @@ ann  2024-01-02                  1                  0
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,8 +48,10 @@ from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
 from ._event_files import _load
 from ._event_records import DAY_NS, _is_missing, _validate
 from ._events import RULES, _gap_error, _majority, _slot_labels, _slot_ns
+from ._fit import _state_list
+from ._transition_counts import TransitionCounts
 
-__all__ = ["event_counts"]
+__all__ = ["event_counts", "event_transition_counts"]
 
 
 def event_counts(events: Any, count: Any, *, slot: Any, width: int | None = None,
@@ -81,6 +83,24 @@ def event_counts(events: Any, count: Any, *, slot: Any, width: int | None = None
     InvalidDataError, InvalidParameterError, ParameterTypeError
         As ``sequences_from_events``, and a ``width`` that is not 1 .. slots per day.
     """
+    slots, days, per_day, step = _read(events, slot, width, user, start, end, state, fill,
+                                       rule)
+    edges = _edges(days, per_day, step)
+    covered = slots.count(edges, None)
+    uncovered = np.diff(edges, axis=1) - covered
+    if fill is None and uncovered.any():
+        raise slots.gap_error(edges, uncovered)
+    target = [i for i, s in enumerate(slots.log.state_names) if bool(s == count)]
+    hits = slots.count(edges, target[0]) if target else np.zeros_like(covered)
+    if fill is not None and bool(fill == count):
+        hits += uncovered
+    return _labelled(hits, slots.log, days, user, count, width, per_day, step)
+
+
+def _read(events: Any, slot: Any, width: int | None, user: Hashable, start: Hashable,
+          end: Hashable, state: Hashable, fill: Any, rule: str
+          ) -> tuple[_Slots, np.ndarray, int, int]:
+    """The log as slot ranges, the whole days per user, the slots per day and per window."""
     slot_ns = _slot_ns(slot)
     per_day = DAY_NS // slot_ns
     step = _check(rule, fill, width, per_day)
@@ -96,17 +116,7 @@ def event_counts(events: Any, count: Any, *, slot: Any, width: int | None = None
             "no user has a whole calendar day between their first and last day with an event "
             f"(users: {list(log.user_names)[:10]}); the partial first and last days are dropped, "
             "so give a log that spans at least three calendar days")
-    slots = _Slots(log, days, per_day, slot_ns, rule)
-    edges = _edges(days, per_day, step)
-    covered = slots.count(edges, None)
-    uncovered = np.diff(edges, axis=1) - covered
-    if fill is None and uncovered.any():
-        raise slots.gap_error(edges, uncovered)
-    target = [i for i, s in enumerate(log.state_names) if bool(s == count)]
-    hits = slots.count(edges, target[0]) if target else np.zeros_like(covered)
-    if fill is not None and bool(fill == count):
-        hits += uncovered
-    return _labelled(hits, log, days, user, count, width, per_day, step)
+    return _Slots(log, days, per_day, slot_ns, rule), days, per_day, step
 
 
 def _check(rule: Any, fill: Any, width: Any, per_day: int) -> int:
@@ -226,3 +236,96 @@ def _labelled(hits: np.ndarray, log: Any, days: np.ndarray, user: Hashable, coun
     cols = [f"count({count})@[{lo},{min(lo + step, per_day)})"
             for lo in range(0, per_day, step)]
     return pd.DataFrame(hits.astype(np.int64), index=index, columns=cols)
+
+
+def event_transition_counts(events: Any, *, slot: Any, user: Hashable = "user",
+                            start: Hashable = "start", end: Hashable = "end",
+                            state: Hashable = "state", fill: Any = None, rule: str = "midpoint",
+                            states: Sequence | None = None) -> TransitionCounts:
+    """The transition counts of the days of an event log, from its intervals: Θ's partial.
+
+    Equal to ``transition_counts(sequences_from_events(events, ...), states)`` (one sequence
+    per (user, day), so no transition across midnight) without building the slots: inside an
+    interval's slots every step stays in its state, so the counts need one pass over the
+    intervals and the days, ``O((intervals + days) log intervals)``.
+
+    Parameters
+    ----------
+    events, slot, user, start, end, state, fill, rule
+        As for :func:`~pufferfish_pgm.scenarios.sequences_from_events`.
+    states : sequence, optional
+        The states and their order; by default the labels that occur in the slots, sorted.
+
+    Returns
+    -------
+    TransitionCounts
+        Add the partials of several batches with ``+``; ``.chain()`` fits the chain.
+
+    Raises
+    ------
+    InvalidDataError, InvalidParameterError
+        As ``sequences_from_events``; a slot label outside ``states``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> log = pd.DataFrame({"user": ["ann"] * 2, "start": ["2024-01-01", "2024-01-02 18:00"],
+    ...                     "end": ["2024-01-02 18:00", "2024-01-04"], "state": ["up", "down"]})
+    >>> counts = event_transition_counts(log, slot="6h")   # one whole day: up, up, up, down
+    >>> counts.states, counts.transitions.tolist(), counts.initial.tolist(), counts.longest
+    (('down', 'up'), [[0, 0], [1, 2]], [0, 1], 4)
+    """
+    slots, days, per_day, _ = _read(events, slot, None, user, start, end, state, fill, rule)
+    bounds, codes = _runs(slots, days, per_day)
+    names = list(slots.log.state_names)
+    if (codes < 0).any():
+        if fill is None:
+            edges = _edges(days, per_day, per_day)
+            raise slots.gap_error(edges, np.diff(edges, axis=1) - slots.count(edges, None))
+        where = [i for i, s in enumerate(names) if bool(s == fill)]
+        codes = np.where(codes < 0, where[0] if where else len(names), codes)
+        names += [] if where else [fill]
+    return _tally(bounds, codes, names, per_day, states)
+
+
+def _runs(slots: _Slots, days: np.ndarray, per_day: int) -> tuple[np.ndarray, np.ndarray]:
+    """The slots of every whole day as runs of one label: the run bounds (day starts among
+    them) and each run's state code, -1 where no interval covers it."""
+    full = slots.hi > slots.lo
+    lo, hi, code = slots.lo[full], slots.hi[full], slots.code[full]
+    marked = slots.single_code >= 0
+    single, single_code = slots.single[marked], slots.single_code[marked]
+    day_starts = np.arange(int(days.sum()) + 1, dtype=np.int64) * per_day
+    bounds = np.unique(np.concatenate([lo, hi, single, single + 1, day_starts]))
+    bounds = bounds[bounds <= day_starts[-1]]
+    at = bounds[:-1]
+    r = np.searchsorted(lo, at, side="right") - 1
+    inside = (r >= 0) & (at < hi[np.maximum(r, 0)]) if len(lo) else np.zeros(len(at), bool)
+    q = np.minimum(np.searchsorted(single, at), max(len(single) - 1, 0))
+    marks = (single[q] == at) if len(single) else np.zeros(len(at), bool)
+    codes = np.where(inside, code[np.maximum(r, 0)] if len(lo) else -1,
+                     np.where(marks, single_code[q] if len(single) else -1, -1))
+    return bounds, codes.astype(np.int64)
+
+
+def _tally(bounds: np.ndarray, codes: np.ndarray, names: list, per_day: int,
+           states: Sequence | None) -> TransitionCounts:
+    """Self-steps inside runs, one step between runs of a day, the first run of each day."""
+    k = len(names)
+    length = np.diff(bounds)
+    trans = np.zeros((k, k), dtype=np.int64)
+    trans[np.diag_indices(k)] = np.bincount(codes, weights=length - 1, minlength=k)
+    inner = bounds[1:-1] % per_day != 0
+    pairs = codes[:-1][inner] * k + codes[1:][inner]
+    trans += np.bincount(pairs, minlength=k * k).reshape(k, k)
+    first = np.bincount(codes[bounds[:-1] % per_day == 0], minlength=k).astype(np.int64)
+    seen = [i for i in range(k) if first[i] or trans[i].any() or trans[:, i].any()]
+    found = TransitionCounts(tuple(names[i] for i in seen), trans[np.ix_(seen, seen)],
+                             first[seen], per_day)
+    if states is not None:
+        outside = [s for s in found.states if s not in set(states)]
+        if outside:
+            raise InvalidDataError(f"state {outside[0]!r} labels slots of the log but is not "
+                                   f"among the given states {list(states)}; add it to states "
+                                   "or clean the data")
+    return found.over(_state_list([list(found.states)], None) if states is None else states)

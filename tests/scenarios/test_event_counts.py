@@ -196,3 +196,56 @@ def test_batches_need_pyarrow_or_say_so(tmp_path) -> None:
     (tmp_path / "log.parquet").write_bytes(b"PAR1")
     with pytest.raises(pp.MissingDependencyError, match=r"pufferfish_pgm\[arrow\]"):
         next(pp.scenarios.event_batches(tmp_path / "log.parquet"))
+
+
+# ------------------------------------------------------- Θ straight from intervals (item 4/5)
+
+def _check_transitions(events: pd.DataFrame, **options) -> None:
+    from pufferfish_pgm.scenarios._event_counts import event_transition_counts
+
+    got = event_transition_counts(events, **options)
+    want = pp.transition_counts(sequences_from_events(events, **options))
+    assert got.states == want.states and got.longest == want.longest
+    np.testing.assert_array_equal(got.transitions, want.transitions)
+    np.testing.assert_array_equal(got.initial, want.initial)
+
+
+@settings(max_examples=80)
+@given(st.lists(logs(), min_size=1, max_size=3), st.sampled_from([60, 600, 1800, 21_600]),
+       st.sampled_from(["midpoint", "majority"]), st.sampled_from([None, "-", "a"]))
+def test_transition_counts_from_intervals_equal_the_slotted_fit(users, slot, rule,
+                                                                fill) -> None:
+    from pufferfish_pgm.scenarios._event_counts import event_transition_counts
+
+    origin = datetime(2024, 1, 1)
+    log = pd.DataFrame([(f"user{i}", origin + timedelta(seconds=s), origin + timedelta(seconds=e),
+                         a) for i, rows in enumerate(users) for s, e, a in rows],
+                       columns=["user", "start", "end", "state"])
+    options = {"slot": f"{slot}s", "fill": fill, "rule": rule}
+    try:
+        sequences_from_events(log, **options)
+    except InvalidDataError as err:                            # no whole day, or a gap
+        with pytest.raises(InvalidDataError) as got:
+            event_transition_counts(log, **options)
+        assert str(got.value) == str(err)
+        return
+    _check_transitions(log, **options)
+
+
+@pytest.mark.parametrize("home", ["A", "B"])
+@pytest.mark.parametrize("rule", ["midpoint", "majority"])
+def test_transition_counts_of_both_ordonez_homes(homes, home, rule) -> None:
+    for slot in ("1min", "10min", "1h"):
+        _check_transitions(homes[home], slot=slot, fill="Idle", rule=rule)
+
+
+def test_transition_counts_from_intervals_with_given_states() -> None:
+    from pufferfish_pgm.scenarios._event_counts import event_transition_counts
+
+    log = _log(3)
+    got = event_transition_counts(log, slot="10min", states=["b", "a", "c"])
+    assert got.states == ("b", "a", "c") and got.transitions[2].sum() == 0
+    # every slot of a day is its first or the end of a step: 3 users x 3 whole days x 144
+    assert got.transitions.sum() + got.initial.sum() == 3 * 3 * 144
+    with pytest.raises(InvalidDataError, match="state 'b' labels slots"):
+        event_transition_counts(log, slot="10min", states=["a"])
