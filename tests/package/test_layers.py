@@ -40,7 +40,7 @@ RANK = {
     "inference": 4,
     "scenarios": 3,
     "noise": 2, "distributions": 2,
-    "_budget": 1.5, "_parallel": 1.5,
+    "_budget": 1.5, "_parallel": 1.5, "_progress": 1.5,
     "_validation": 1,
     "_compat": 0.5, "_tolerances": 0.5,
     "errors": 0,
