@@ -32,158 +32,36 @@ Each scenario's passes are independent, so they run on an executor when one is g
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from .._budget import check_allocation
 from .._parallel import run_map
 from ..distributions._engine import logsumexp
 from ..errors import LimitExceededError
-from ..queries import Count, LinearQuery
-from ..queries._engine import (
-    LOG_DELTA,
-    fixed_start_variants,
-    loss_error_bound,
-    pack_queries,
-    stream_node_laws,
-)
-from ..scenarios import MarkovChainScenario
+from ..queries._engine import LOG_DELTA, loss_error_bound, stream_node_laws
 from ..secrets import SkippedPair, check_possible
 from ._audit_report import AuditReport, PairAudit
 from ._bisection import SLACK, _bisect
-from ._mgf_bracket import MgfTask, failing_scale, node_limit_losses
-from ._middle_nodes import MiddlePlan, held_bytes, middle_note, middle_plan
+from ._chain_streams import (
+    STREAM_CELLS,
+    ChainStream,
+    chain_streams,
+    check_stream_sizes,
+    cut_level,
+)
+from ._mgf_bracket import failing_scale, node_limit_losses
+from ._middle_nodes import MiddlePlan, middle_note, middle_plan
+from ._node_tally import Tally
 from ._pair_rows import Group
 
-__all__ = ["ChainStream", "chain_streams", "streamed_audit", "streamed_calibration"]
+__all__ = ["STREAM_CELLS", "ChainStream", "chain_streams", "streamed_audit",
+           "streamed_calibration"]
 
 #: Nodes per scenario whose laws raise the scale before the full pass (largest limit loss).
 CANDIDATES = 8
-
-#: Stored laws above this many cells (over all scenarios) are streamed instead (2^21: 16 MiB;
-#: measured crossover between 0.6 M cells, stored 1.5x faster, and 3.6 M, streamed 1.7x faster).
-STREAM_CELLS = 1 << 21
-
-
-@dataclass(frozen=True, eq=False)
-class ChainStream:
-    """One fixed-start chain, its packed query weights and its pairs by node."""
-
-    theta: int
-    scenario: MarkovChainScenario
-    weights: np.ndarray
-    offset: int
-    step: int
-    nodes: dict
-
-    @property
-    def cells(self) -> int:
-        """Cells of the stored layout (laws of every node's states): what streaming saves."""
-        return len(self.nodes) * self.scenario.k * (int(self.weights.max(axis=1).sum()) + 1)
-
-    def mgf_task(self, skip: frozenset = frozenset()) -> MgfTask:
-        """The generating-function task of the pairs of the nodes not in ``skip`` (a failing
-        pair among them fails the audit all the same)."""
-        rows = [(t, a, b) for t, pairs in self.nodes.items() if t not in skip
-                for _, a, b in pairs]
-        node, first, second = (np.array(x, dtype=np.int64) for x in zip(*rows, strict=True))
-        return MgfTask(self.scenario.transition, self.scenario.initial_distribution,
-                       self.weights, node, first, second, float(self.step))
-
-
-def chain_streams(framework: Any, query: Any) -> list[ChainStream] | None:
-    """The streams of a framework, or None when it is not a class of fixed-start chains with
-    a Count or LinearQuery and every pair's secrets on one shared node."""
-    if not isinstance(query, (Count, LinearQuery)):
-        return None
-    scenarios = framework.scenarios
-    if not all(isinstance(m, MarkovChainScenario) and not m.initial_is_any for m in scenarios):
-        return None
-    _check_size_early(scenarios, query)
-    if not framework.pairs:
-        return None
-    nodes: dict[int, list] = {}
-    for pair in framework.pairs:
-        one, two = pair.first.evidence, pair.second.evidence
-        if len(one) != 1 or len(two) != 1 or one.keys() != two.keys():
-            return None
-        (node, a), = one.items()
-        nodes.setdefault(node, []).append((pair, a, two[node]))
-    packed = pack_queries(scenarios, [query])
-    out = []
-    for theta, scenario in enumerate(scenarios):
-        for variant in fixed_start_variants(scenario):
-            table = np.array([packed.weights.get(t, np.zeros(variant.k, np.int64))
-                              for t in variant.nodes], dtype=np.int64)
-            out.append(ChainStream(theta, variant, table, int(packed.offsets[0]),
-                                   int(packed.steps[0]), _coded(variant, nodes)))
-    return out
-
-
-def _coded(variant: MarkovChainScenario, nodes: dict) -> dict:
-    """The pairs by node with their states as indices (each node and state checked once)."""
-    index = {s: i for i, s in enumerate(variant.states)}
-    out = {}
-    for t, pairs in nodes.items():
-        node = variant.check_node(t)
-        code = {s: index[s] if s in index else variant.state_index(t, s)
-                for s in {x for _, a, b in pairs for x in (a, b)}}
-        out[node] = tuple((p, code[a], code[b]) for p, a, b in pairs)
-    return out
-
-
-def _check_size_early(scenarios: Any, query: Any) -> None:
-    """:func:`check_stream_sizes` before the pairs and weights are built (seconds at
-    T = 100,000), on a lower bound of its figure: per chain ``8 k (T + n(n + 1)/2)`` bytes for
-    a query that weighs the states of its ``n`` nodes unequally (a packed weight is then >= 1
-    on each, and the prefix sums are least with those nodes last). Above the budget, the exact
-    figure is too, so the answer is the same."""
-    weight = dict(query.weights)
-    unequal = [m for m in scenarios if len({weight.get(s, 0) for s in m.states}) > 1]
-    if not unequal:
-        return
-    counted = len(query.node_list(scenarios))
-    big = max(unequal, key=lambda m: m.k * m.length)
-    check_allocation(8 * big.k * (big.length + counted * (counted + 1) // 2),
-                     what=f"the forward count rows of chain {big.name!r} (T={big.length:,}, "
-                          f"k={big.k}, held while its laws stream; at most this much, fewer "
-                          "where the cuts remove counts)")
-
-
-def check_stream_sizes(streams: list[ChainStream], plans: list | None = None) -> None:
-    """Refuse, from the sizes alone, streams whose forward rows could pass the memory budget
-    (:func:`~pufferfish_pgm.queries._truncated_count_law.forward_bytes`: the uncut rows, a
-    proven upper bound of what one stream holds; with a middle plan only the rows of the
-    nodes audited one by one are held); the same answer whatever the load."""
-    if not streams:
-        return
-    plans = plans or [None] * len(streams)
-    sizes = [held_bytes(s.weights, p) for s, p in zip(streams, plans, strict=True)]
-    big = streams[int(np.argmax(sizes))]
-    length, k = big.weights.shape
-    check_allocation(max(sizes),
-                     what=f"the forward count rows of chain {big.scenario.name!r} (T={length:,}, "
-                          f"k={k}, held while its laws stream; at most this much, fewer where "
-                          "the cuts remove counts)")
-
-
-def cut_level(length: int, epsilon: float | None) -> float:
-    """``log δ`` of the cuts: ``LOG_DELTA``, lowered so that the bound they add to a pair's ε
-    stays below ``1e-3 · SLACK · ε`` (tiny targets; None: an audit, the default).
-
-    Examples
-    --------
-    >>> round(cut_level(100, 1.0), 1), round(cut_level(10_080, 1.0), 1)
-    (-46.0, -46.5)
-    >>> round(cut_level(10_080, 1e-15), 1)       # the cuts keep 1e-15 in sight
-    -81.1
-    """
-    if epsilon is None:
-        return LOG_DELTA
-    return min(LOG_DELTA, float(np.log(1e-3 * SLACK * epsilon / (8.0 * (2 * length + 1)))))
 
 
 def _node_groups(stream: ChainStream, scale: float, only: frozenset | None = None,
@@ -235,7 +113,7 @@ def _raise_node(group: Group, scale: float, epsilon: float, rtol: float) -> tupl
 def _raise_pass(task: tuple) -> tuple[float, int, float]:
     """Raise the scale on one stream's candidate nodes: the scale after them, evaluations,
     and the representative middle node's own least scale (``lower`` without a plan)."""
-    stream, lower, epsilon, rtol, plan = task
+    stream, lower, epsilon, rtol, plan, tick = task
     level = cut_level(len(stream.weights), epsilon)
     limit = epsilon - loss_error_bound(len(stream.weights), level)
     middle = range(0) if plan is None else plan.nodes(len(stream.weights))
@@ -245,6 +123,8 @@ def _raise_pass(task: tuple) -> tuple[float, int, float]:
     only = frozenset(ranked[max(len(ranked) - CANDIDATES, 0):]) | {rep}
     scale, steps, own = lower, 0, lower
     for t, group, _ in _node_groups(stream, lower, only, level):
+        if tick is not None:
+            tick(1)
         if group is None:
             continue
         steps += 1
@@ -262,7 +142,7 @@ def _final_pass(task: tuple) -> tuple[tuple, float | None, list]:
     ε, output), the ``(node, index, which secret)`` skipped, and the raised scale if some
     node failed (then the entries are stale and the pass is repeated above it; the raise
     continues through the stream, so one repeat suffices). ``epsilon`` None: audit only."""
-    stream, scale, epsilon, rtol, skip = task
+    stream, scale, epsilon, rtol, skip, tick = task
     level = cut_level(len(stream.weights), epsilon)
     limit = None if epsilon is None else epsilon - loss_error_bound(len(stream.weights), level)
     parts: list[tuple] = []
@@ -270,6 +150,8 @@ def _final_pass(task: tuple) -> tuple[tuple, float | None, list]:
     raised = None
     only = None if not skip else frozenset(stream.nodes) - frozenset(skip)
     for t, group, lost in _node_groups(stream, scale, only, level):
+        if tick is not None:
+            tick(1)
         skipped += [(t, i, k) for i, k in lost]
         if group is None:
             continue
@@ -291,13 +173,18 @@ def _light(stream: ChainStream) -> ChainStream:
 
 
 def _audited(streams: list[ChainStream], scale: float, epsilon: float | None, rtol: float,
-             executor: Any, skips: list | None = None) -> tuple[list, float | None]:
+             executor: Any, skips: list | None = None, tally: Tally | None = None
+             ) -> tuple[list, float | None]:
     """Run the full pass on every stream (less the nodes of ``skips``, one range per
     stream); the results and the highest raised scale."""
     sent = streams if executor is None else [_light(s) for s in streams]
     skips = skips or [range(0)] * len(streams)
-    done = run_map(_final_pass, [(s, scale, epsilon, rtol, k)
+    counts = [len(set(s.nodes) - set(k)) for s, k in zip(streams, skips, strict=True)]
+    tick = None if tally is None else tally.start(sum(counts), executor)
+    done = run_map(_final_pass, [(s, scale, epsilon, rtol, k, tick)
                                  for s, k in zip(sent, skips, strict=True)], executor)
+    if tally is not None:
+        tally.blocks(counts, executor)
     higher = [r[1] for r in done if r[1] is not None]
     return done, (max(higher) if higher else None)
 
@@ -349,11 +236,15 @@ class StreamedResult:
 
 def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: float,
                          rtol: float, names: list, coverage: str,
-                         executor: Any = None, middle: bool = True) -> StreamedResult | None:
+                         executor: Any = None, middle: bool = True,
+                         progress: Callable[[int, int], None] | None = None
+                         ) -> StreamedResult | None:
     """Exact scale and final audit by streaming (None: no failing scale was found by the
     generating-function limits, e.g. when no noise may be needed; use the stored path).
     ``middle``: bound the middle nodes of long homogeneous chains together
-    (:func:`_middle_skips`) instead of auditing them one by one."""
+    (:func:`_middle_skips`) instead of auditing them one by one. ``progress``: called as
+    ``progress(done, total)`` with the nodes audited across the passes
+    (:class:`~pufferfish_pgm.privacy_loss._node_tally.Tally`); never called when None."""
     plans = [_plan(s, epsilon) if middle else None for s in streams]
     check_stream_sizes(streams, plans)
     span = max(float(s.step) * float(s.weights.max(axis=1).sum()) for s in streams)
@@ -361,18 +252,27 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
                           epsilon, max(span, 1.0) / epsilon)
     if lower is None:
         return None
+    tally = None if progress is None else Tally(progress)
     sent = streams if executor is None else [_light(s) for s in streams]
-    raised = run_map(_raise_pass, [(s, lower, epsilon, rtol, p)
+    counts = [_raise_count(s, p) for s, p in zip(streams, plans, strict=True)]
+    tick = None if tally is None else tally.start(
+        sum(counts), executor, later=sum(len(set(s.nodes) - _middle(s, p))
+                                         for s, p in zip(streams, plans, strict=True)))
+    raised = run_map(_raise_pass, [(s, lower, epsilon, rtol, p, tick)
                                    for s, p in zip(sent, plans, strict=True)], executor)
+    if tally is not None:
+        tally.blocks(counts, executor)
     scale = max(r[0] for r in raised)
     steps = sum(r[1] for r in raised)
     skips, scale = _middle_skips(streams, plans, raised, lower, scale, epsilon, rtol)
     while True:
-        done, higher = _audited(streams, scale, epsilon, rtol, executor, skips)
+        done, higher = _audited(streams, scale, epsilon, rtol, executor, skips, tally)
         steps += len(streams)
         if higher is None:
             break
         scale = higher
+    if tally is not None:
+        tally.finish()
     entries, skipped = _entries(streams, done)
     possible = {x for e in entries for x in (e.pair.first, e.pair.second)}
     for stream, skip in zip(streams, skips, strict=True):
@@ -391,6 +291,15 @@ def _middle(stream: ChainStream, plan: MiddlePlan | None) -> frozenset:
         return frozenset()
     middle = plan.nodes(len(stream.weights))
     return frozenset(middle) - {(middle.start + middle.stop) // 2}
+
+
+def _raise_count(stream: ChainStream, plan: MiddlePlan | None) -> int:
+    """Nodes the raise pass audits: the candidates outside the middle, and the
+    representative middle node (see :func:`_raise_pass`)."""
+    middle = range(0) if plan is None else plan.nodes(len(stream.weights))
+    outside = sum(t not in middle for t in stream.nodes)
+    return min(CANDIDATES, outside) + int(plan is not None
+                                          and (middle.start + middle.stop) // 2 in stream.nodes)
 
 
 def _plan(stream: ChainStream, epsilon: float) -> MiddlePlan | None:
