@@ -9,7 +9,8 @@ import numpy as np
 from .._tolerances import PROBABILITY_SUM
 from ..errors import InvalidModelError
 
-__all__ = ["TOLERANCE", "check_initial", "check_stochastic", "stationary_distribution"]
+__all__ = ["TOLERANCE", "check_initial", "check_steps", "check_stochastic",
+           "stationary_distribution"]
 
 TOLERANCE = PROBABILITY_SUM
 
@@ -38,6 +39,45 @@ def check_stochastic(matrix: Any) -> np.ndarray:
             f"{off[i]:.3g}); every row must sum to 1 within 1e-9"
         )
     return p / p.sum(axis=1, keepdims=True)
+
+
+def check_steps(matrices: Any, length: int) -> np.ndarray:
+    """A time-varying chain's ``(length - 1, k, k)`` stack, each step checked like a matrix.
+
+    ``matrices[t]`` is the transition from X_t to X_{t+1}; every entry must be in [0, 1] and
+    every row of every step sum to 1 within 1e-9 (the message names the step and the row).
+
+    Examples
+    --------
+    >>> check_steps([[[0.5, 0.5], [0.0, 1.0]], [[1.0, 0.0], [0.3, 0.7]]], 3).shape
+    (2, 2, 2)
+    >>> check_steps([[[0.5, 0.5], [0.0, 1.0]], [[1.0, 0.0], [0.3, 0.6]]], 3)
+    Traceback (most recent call last):
+    ...
+    pufferfish_pgm.errors.InvalidModelError: step 1 (X_1 -> X_2), row 1 of the transition ...
+    """
+    try:
+        p = np.array(matrices, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise InvalidModelError(f"the transition matrices are not numeric: {err}") from None
+    if p.ndim != 3 or p.shape[1] != p.shape[2] or p.shape[1] == 0 or len(p) != length - 1:
+        raise InvalidModelError(
+            f"a time-varying chain of length {length} needs transition of shape "
+            f"({length - 1}, k, k) (one k x k matrix per step t -> t+1), got shape {p.shape}")
+    bad = np.argwhere(~np.isfinite(p) | (p < 0))
+    if len(bad):
+        t, i, j = (int(x) for x in bad[0])
+        raise InvalidModelError(
+            f"step {t} (X_{t} -> X_{t + 1}): transition[{t}, {i}, {j}] = {float(p[t, i, j])!r} "
+            "is not a probability; use values in [0, 1]")
+    off = np.abs(p.sum(axis=2) - 1.0)
+    if (off > TOLERANCE).any():
+        t, i = (int(x) for x in np.unravel_index(int(np.argmax(off)), off.shape))
+        raise InvalidModelError(
+            f"step {t} (X_{t} -> X_{t + 1}), row {i} of the transition sums to "
+            f"{float(p[t, i].sum())!r} (off by {off[t, i]:.3g}); every row of every step must "
+            "sum to 1 within 1e-9")
+    return p / p.sum(axis=2, keepdims=True)
 
 
 def check_initial(initial: Any, k: int) -> np.ndarray:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
+from ._time_varying import block_count, check_period, check_shrinkage, day_stack, shrunk_blocks
 
 __all__ = ["as_sequences", "chain_from_counts", "check_pseudocount", "fit_chain", "fit_groups"]
 
@@ -88,26 +89,38 @@ def _state_list(seqs: list[list], states: Sequence | None) -> tuple:
         return tuple(sorted(found, key=repr))
 
 
-def _counts(seqs: list[list], names: tuple) -> tuple[np.ndarray, np.ndarray]:
+def _counts(seqs: list[list], names: tuple,
+            period: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Transition counts ``(k, k)``, or with ``period`` per block of start slots
+    ``(H, k, k)`` (H = ceil(longest / period)), and first-state counts."""
     index = {s: i for i, s in enumerate(names)}
     k = len(names)
-    trans = np.zeros((k, k))
+    blocks = 1 if period is None else block_count(max(len(s) for s in seqs), period)
+    trans = np.zeros((blocks, k, k))
     first = np.zeros(k)
     for seq in seqs:
         codes = np.fromiter((index[v] for v in seq), dtype=np.int64, count=len(seq))
         first[codes[0]] += 1
-        np.add.at(trans, (codes[:-1], codes[1:]), 1.0)
-    return trans, first
+        hour = np.zeros(len(seq) - 1, np.int64) if period is None else \
+            np.arange(len(seq) - 1) // period
+        np.add.at(trans, (hour, codes[:-1], codes[1:]), 1.0)
+    return (trans[0] if period is None else trans), first
 
 
 def fit_chain(cls: type, sequences: Any, *, length: int | None, states: Sequence | None,
-              pseudocount: float, initial: str, name: str) -> Any:
+              pseudocount: float, initial: str, name: str, period: int | None = None,
+              shrinkage: float | None = None) -> Any:
     """Maximum-likelihood transition and initial estimates.
 
     ``P[s, t] = (n(s→t) + c) / (n(s→·) + k c)`` with pseudocount ``c``. ``initial`` is
     ``"empirical"`` (frequencies of first states, with the same pseudocount), ``"stationary"``
     or ``"any"``. ``length`` defaults to the longest sequence. The counts are turned into
     the chain by :func:`chain_from_counts`, as counts summed over partitions are.
+
+    With ``period=p`` the chain is time-varying: one matrix per block of p slots of the day
+    (the day is the longest sequence, slot t the position in a sequence), each row shrunk to
+    the pooled fit above by ``shrinkage`` (default 10); see
+    :mod:`pufferfish_pgm.scenarios._time_varying`.
 
     Examples
     --------
@@ -118,16 +131,22 @@ def fit_chain(cls: type, sequences: Any, *, length: int | None, states: Sequence
     ([[0.0, 1.0], [0.0, 1.0]], [1.0, 0.0], 4)
     """
     check_pseudocount(pseudocount)
+    period = None if period is None else check_period(period)
+    if period is None and shrinkage is not None:
+        raise InvalidParameterError("shrinkage applies to a time-varying fit only; pass "
+                                    "period= (slots per block) too, or drop shrinkage")
     seqs = as_sequences(sequences)
     if not seqs:
         raise InvalidDataError("no sequences given; pass at least one sequence of states")
     _check_values(seqs)
     names = _state_list(seqs, states)
-    trans, first = _counts(seqs, names)
-    size = length if length is not None else max(len(s) for s in seqs)
+    trans, first = _counts(seqs, names, period)
+    day = max(len(s) for s in seqs)
+    size = length if length is not None else day
     start = first if initial == "empirical" else initial
     return chain_from_counts(cls, trans, start, size, states=names, pseudocount=pseudocount,
-                             name=name)
+                             name=name, period=period, shrinkage=shrinkage,
+                             day=None if period is None else day)
 
 
 def check_pseudocount(pseudocount: Any) -> float:
@@ -160,10 +179,15 @@ def _count_array(name: str, counts: Any, shape: tuple[int, ...]) -> np.ndarray:
 
 def chain_from_counts(cls: type, transitions: Any, initial: Any, length: int, *,
                       states: Sequence | None = None, pseudocount: float = 0.0,
-                      name: str = "fitted chain") -> Any:
+                      name: str = "fitted chain", period: int | None = None,
+                      shrinkage: float | None = None, day: int | None = None) -> Any:
     """The chain :func:`fit_chain` fits to sequences whose counts are given: ``transitions``
     ``(k, k)`` (from-state x to-state) and ``initial`` (``k`` first-state counts, or
     ``"stationary"`` / ``"any"``), with the same pseudocount rule.
+
+    With ``period=p``, ``transitions`` is ``(H, k, k)``: the counts of each block of p start
+    slots of a day of ``day`` slots (default H·p; H must be ceil(day / p)), and the chain is
+    time-varying (:mod:`pufferfish_pgm.scenarios._time_varying`).
 
     Examples
     --------
@@ -173,8 +197,37 @@ def chain_from_counts(cls: type, transitions: Any, initial: Any, length: int, *,
     ([[0.0, 1.0], [0.0, 1.0]], [1.0, 0.0])
     """
     c = check_pseudocount(pseudocount)
-    k = len(np.asarray(transitions, dtype=object))
-    trans = _count_array("transitions", transitions, (k, k)) + c
+    if period is None:
+        if shrinkage is not None or day is not None:
+            raise InvalidParameterError("shrinkage and day apply to per-block counts only; "
+                                        "pass period= too")
+        k = len(np.asarray(transitions, dtype=object))
+        trans = _count_array("transitions", transitions, (k, k))
+        rows = _pooled(trans, c, states)
+        return cls(rows, _start(initial, c, k), length, states, name=name)
+    period = check_period(period)
+    blocks = np.asarray(transitions, dtype=object)
+    h, k = len(blocks), (len(blocks[0]) if len(blocks) else 0)
+    blocks = _count_array("transitions", transitions, (h, k, k))
+    pooled = _pooled(blocks.sum(axis=0), c, states)
+    day = h * period if day is None else day
+    steps = day_stack(shrunk_blocks(blocks, pooled, check_shrinkage(shrinkage)), period, day,
+                      length)
+    return cls(steps, _start(initial, c, k), length, states, name=name)
+
+
+def _start(initial: Any, c: float, k: int) -> Any:
+    """The initial law from first-state counts (same pseudocount), or the string given."""
+    if isinstance(initial, str):
+        return initial
+    first = _count_array("initial", initial, (k,)) + c
+    return first / first.sum()
+
+
+def _pooled(counts: np.ndarray, c: float, states: Sequence | None) -> np.ndarray:
+    """The homogeneous fit (n(s→t) + c) / (n(s→·) + k c) of ``(k, k)`` counts."""
+    k = counts.shape[0]
+    trans = counts + c
     names = tuple(range(k)) if states is None else tuple(states)
     if len(names) != k:
         raise InvalidDataError(f"{len(names)} states but {k} rows of transition counts; give "
@@ -186,12 +239,7 @@ def chain_from_counts(cls: type, transitions: Any, initial: Any, length: int, *,
             f"state {s!r} is never followed by another state in the data, so its transition row "
             "is unknown; pass pseudocount > 0 or more data"
         )
-    start: Any = initial
-    if not isinstance(initial, str):
-        first = _count_array("initial", initial, (k,)) + c
-        start = first / first.sum()
-    return cls(trans / rows[:, None], start, length, None if states is None else names,
-               name=name)
+    return trans / rows[:, None]
 
 
 def fit_groups(class_type: type, chain_type: type, sequences: Sequence, groups: Sequence,
