@@ -249,3 +249,36 @@ def test_transition_counts_from_intervals_with_given_states() -> None:
     assert got.transitions.sum() + got.initial.sum() == 3 * 3 * 144
     with pytest.raises(InvalidDataError, match="state 'b' labels slots"):
         event_transition_counts(log, slot="10min", states=["a"])
+
+
+def test_batches_of_a_csv_log(tmp_path) -> None:
+    log = _log(9)
+    path = tmp_path / "log.csv"
+    log.to_csv(path, index=False)
+    batches = list(pp.scenarios.event_batches(path, batch_rows=10))
+    assert len(batches) > 2 and sum(b["user"].nunique() for b in batches) == 9
+    got = pd.concat([event_counts(b, "a", slot="10min") for b in batches])
+    pd.testing.assert_series_equal(got, event_counts(log, "a", slot="10min"),
+                                   check_index_type=False)
+    shuffled = tmp_path / "shuffled.csv"                     # one batch: any row order
+    log.sample(frac=1.0, random_state=0).to_csv(shuffled, index=False)
+    parts = [event_counts(b, "a", slot="10min") for b in pp.scenarios.event_batches(shuffled)]
+    pd.testing.assert_series_equal(pd.concat(parts), event_counts(log, "a", slot="10min"))
+    with pytest.raises(InvalidDataError, match="has rows in two places"):
+        list(pp.scenarios.event_batches(shuffled, batch_rows=10))
+    with pytest.raises(InvalidParameterError, match="no column 'who'"):
+        pp.scenarios.event_batches(path, user="who")
+
+
+def test_batches_count_the_callers_bytes_per_row(tmp_path) -> None:
+    log = _log(2)
+    path = tmp_path / "log.csv"
+    log.to_csv(path, index=False)
+    rows = int((log["user"] == "u000").sum())
+    assert len(list(pp.scenarios.event_batches(path, batch_rows=5, row_bytes=1000,
+                                               memory_budget=1000 * rows))) == 2
+    with pytest.raises(pp.LimitExceededError, match="the rows of user 'u000'"):
+        list(pp.scenarios.event_batches(path, batch_rows=5, row_bytes=1000,
+                                        memory_budget=1000 * rows - 1))
+    with pytest.raises(InvalidParameterError, match="row_bytes must be a positive integer"):
+        pp.scenarios.event_batches(path, row_bytes=0)
