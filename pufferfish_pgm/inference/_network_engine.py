@@ -3,8 +3,11 @@
 The elimination order (min-fill on the moral graph) and the ancestor sets are computed once per
 model and kept in its :class:`NetworkIndex`; each query drops barren nodes (those that are not
 ancestors of a target or of the evidence), slices the evidence out of the tables and
-eliminates the rest. Before a query shape is compiled its largest table is computed from the
-graph (:mod:`._elimination_order`): above the memory budget the query is refused with
+eliminates the rest. A Markov network's factors are eliminated the same way (its factor
+tables instead of CPTs, :mod:`._factor_models`; no barren nodes, but the factors the evidence
+separates from the targets are dropped), giving its joint up to the partition function.
+Before a query shape is compiled its largest table is computed from the graph
+(:mod:`._elimination_order`): above the memory budget the query is refused with
 :class:`~pufferfish_pgm.errors.LimitExceededError`; a large one gets an order of its own.
 
 The index of a network is kept per scenario *object* in a weak-keyed table
@@ -24,8 +27,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._budget import check_allocation, memory_budget
-from ..scenarios import BayesianNetworkScenario
+from ..scenarios import MarkovNetworkScenario
 from ._elimination_order import Schedule, min_fill, schedule
+from ._factor_models import Model, connected_parts, factor_tables, requisite_factors
 
 __all__ = ["NetworkIndex", "network_index", "network_joint"]
 
@@ -73,9 +77,12 @@ class NetworkIndex:
     order : dict
         Rank of each node in a min-fill elimination order of the moral graph.
     ancestors : dict
-        Each node's ancestors, itself included.
+        Each node's ancestors, itself included (Markov network: its connected component,
+        every node whose factors can matter).
     children : dict
-        Each node's children, in model order.
+        Each node's children, in model order (Markov network: its neighbours).
+    families : dict
+        The scope of each factor (:func:`factor_tables`).
     plans, marginals, static
         Compiled query shapes by (targets, evidence nodes); single-node marginals (for
         the zero-probability check); evidence-free intermediate tables shared between
@@ -88,6 +95,7 @@ class NetworkIndex:
     order: dict[Hashable, int]
     ancestors: dict[Hashable, frozenset]
     children: dict[Hashable, tuple]
+    families: dict[Hashable, tuple] = field(default_factory=dict)
     plans: dict[tuple[tuple, tuple], _Plan] = field(default_factory=dict)
     marginals: dict[Hashable, np.ndarray] = field(default_factory=dict)
     static: dict[tuple, _Static] = field(default_factory=dict)
@@ -109,11 +117,11 @@ class NetworkIndex:
         return entry
 
 
-_NETWORK_INDEX: weakref.WeakKeyDictionary[BayesianNetworkScenario, NetworkIndex] = (
+_NETWORK_INDEX: weakref.WeakKeyDictionary[Model, NetworkIndex] = (
     weakref.WeakKeyDictionary())
 
 
-def network_index(bn: BayesianNetworkScenario) -> NetworkIndex:
+def network_index(bn: Model) -> NetworkIndex:
     """The :class:`NetworkIndex` of ``bn`` (built on the first call for this object).
 
     Examples
@@ -131,16 +139,20 @@ def network_index(bn: BayesianNetworkScenario) -> NetworkIndex:
     return index
 
 
-def _build_index(bn: BayesianNetworkScenario) -> NetworkIndex:
-    parents = bn.tables.parents
+def _build_index(bn: Model) -> NetworkIndex:
+    families, _ = factor_tables(bn)
     moral: dict[Hashable, set] = {v: set() for v in bn.nodes}
-    for v in bn.nodes:
-        family = (v, *parents[v])
+    for family in families.values():
         for i, a in enumerate(family):
             for b in family[i + 1:]:
                 if b != a:   # no self loops (min_fill counts on it)
                     moral[a].add(b)
                     moral[b].add(a)
+    order = {v: r for r, v in enumerate(min_fill({v: set(n) for v, n in moral.items()}))}
+    if isinstance(bn, MarkovNetworkScenario):   # no direction: a node's component
+        return NetworkIndex(order=order, ancestors=connected_parts(moral, bn.nodes),
+                            children=dict(bn.tables.neighbours), families=families)
+    parents = bn.tables.parents
     ancestors: dict[Hashable, frozenset] = {}
     for v in bn.nodes:  # topological: parents come first
         ancestors[v] = frozenset({v}.union(*(ancestors[p] for p in parents[v])))
@@ -149,11 +161,11 @@ def _build_index(bn: BayesianNetworkScenario) -> NetworkIndex:
         for p in dict.fromkeys(parents[c]):
             kids[p].append(c)
     children = {v: tuple(kids[v]) for v in bn.nodes}
-    return NetworkIndex(order={v: r for r, v in enumerate(min_fill(moral))},
-                        ancestors=ancestors, children=children)
+    return NetworkIndex(order=order, ancestors=ancestors, children=children,
+                        families=families)
 
 
-def network_joint(bn: BayesianNetworkScenario, free: list, codes: dict,
+def network_joint(bn: Model, free: list, codes: dict,
                   budget: int | float | str | None = None) -> np.ndarray:
     """Unnormalised P(free, evidence) (up to a constant when ``free`` is non-empty).
 
@@ -165,7 +177,7 @@ def network_joint(bn: BayesianNetworkScenario, free: list, codes: dict,
     index = network_index(bn)
     plan = _compiled(bn, index, free, codes, budget)
     arrays = list(plan.arrays)
-    cpts = bn.tables.cpts
+    _, cpts = factor_tables(bn)
     for slot, v, axes in plan.sliced:
         arrays[slot] = cpts[v][tuple(codes.get(a, slice(None)) for a in axes)]
     # einsum's interleaved form (array, axes, ..., output axes) has no numpy type hints
@@ -182,7 +194,7 @@ def network_joint(bn: BayesianNetworkScenario, free: list, codes: dict,
     return joint
 
 
-def _compiled(bn: BayesianNetworkScenario, index: NetworkIndex, free: list, codes: dict,
+def _compiled(bn: Model, index: NetworkIndex, free: list, codes: dict,
               budget: Any) -> _Plan:
     """The plan of this query shape (compiled and cached on first use), checked against
     the budget before anything is allocated."""
@@ -193,8 +205,7 @@ def _compiled(bn: BayesianNetworkScenario, index: NetworkIndex, free: list, code
         return plan
     observed = set(codes)
     kept, relevant = _requisite(bn, index, free, observed)
-    parents = bn.tables.parents
-    scopes = [tuple(a for a in (v, *parents[v]) if a not in observed) for v in kept]
+    scopes = [tuple(a for a in index.families[k] if a not in observed) for k in kept]
     dims = {a: len(bn.tables.states[a]) for scope in scopes for a in scope}
     order = schedule(scopes, keep=free, dims=dims, rank=index.order)
     _check(bn, order, free, codes, budget)
@@ -204,7 +215,7 @@ def _compiled(bn: BayesianNetworkScenario, index: NetworkIndex, free: list, code
     return plan
 
 
-def _check(bn: BayesianNetworkScenario, order: Schedule, free: list, codes: dict,
+def _check(bn: Model, order: Schedule, free: list, codes: dict,
            budget: Any) -> None:
     given = sorted(map(str, codes))
     where = (f"summing out node {order.culprit!r}" if order.culprit is not None
@@ -215,7 +226,7 @@ def _check(bn: BayesianNetworkScenario, order: Schedule, free: list, codes: dict
                           f"{order.peak_cells:,} cells)")
 
 
-def _possible(bn: BayesianNetworkScenario, index: NetworkIndex, codes: dict,
+def _possible(bn: Model, index: NetworkIndex, codes: dict,
               budget: Any) -> bool:
     """P(evidence) > 0; single-node evidence is looked up in cached marginals."""
     if len(codes) == 1:
@@ -227,7 +238,7 @@ def _possible(bn: BayesianNetworkScenario, index: NetworkIndex, codes: dict,
     return bool(network_joint(bn, [], codes, budget).sum() > 0)
 
 
-def _requisite(bn: BayesianNetworkScenario, index: NetworkIndex, free: list,
+def _requisite(bn: Model, index: NetworkIndex, free: list,
                observed: set) -> tuple[frozenset, frozenset]:
     """Nodes whose CPTs a query needs, and the ancestral set they were taken from.
 
@@ -235,6 +246,9 @@ def _requisite(bn: BayesianNetworkScenario, index: NetworkIndex, free: list,
     the CPTs touching their component of the moral graph of that set (observed nodes removed)
     count: the other components only contribute a constant factor.
     """
+    if isinstance(bn, MarkovNetworkScenario):
+        return requisite_factors(index.ancestors, index.children, index.families, free,
+                                 observed)
     ancestors, children = index.ancestors, index.children
     parents = bn.tables.parents
     relevant = frozenset().union(*(ancestors[v] for v in [*free, *observed]))
@@ -258,7 +272,7 @@ def _requisite(bn: BayesianNetworkScenario, index: NetworkIndex, free: list,
     return kept, relevant
 
 
-def _plan(bn: BayesianNetworkScenario, index: NetworkIndex, free: list, observed: set,
+def _plan(bn: Model, index: NetworkIndex, free: list, observed: set,
           order: Schedule, limit: int) -> _Plan:
     """Compile one query shape: which tables to slice and the einsum steps of ``order``.
 
@@ -269,15 +283,15 @@ def _plan(bn: BayesianNetworkScenario, index: NetworkIndex, free: list, observed
     ids of its inputs, in order, which also fixes the axes of the result).
     """
     kept, _ = _requisite(bn, index, free, observed)
-    parents, cpts = bn.tables.parents, bn.tables.cpts
+    families, cpts = factor_tables(bn)
     memo = index.static
     arrays: list[np.ndarray | None] = []
     sliced: list[tuple[int, Hashable, tuple]] = []
     factors: dict[int, tuple] = {}
     static: dict[int, int] = {}  # slot -> memo id
     using: dict[Hashable, set[int]] = {}  # variable -> slots of the live factors using it
-    for v in sorted(kept, key=index.order.__getitem__):
-        family = (v, *parents[v])
+    for v in sorted(kept, key=lambda k: (index.order[families[k][0]], str(k))):
+        family = families[v]
         slot = len(arrays)
         if observed.isdisjoint(family):
             factors[slot] = family
@@ -328,7 +342,7 @@ def _axis_ids(out: tuple, x: Any, axes: list) -> dict:
     return {a: n for n, a in enumerate(dict.fromkeys([*out, x, *(a for ax in axes for a in ax)]))}
 
 
-def _eliminate(bn: BayesianNetworkScenario, x: Any, tables: list, axes: list,
+def _eliminate(bn: Model, x: Any, tables: list, axes: list,
                max_cells: int) -> tuple[np.ndarray, tuple]:
     """Sum ``x`` out of the product of ``tables`` (with the given axes): (table, its axes)."""
     out = tuple(dict.fromkeys(a for ax in axes for a in ax if a != x))
@@ -342,7 +356,7 @@ def _eliminate(bn: BayesianNetworkScenario, x: Any, tables: list, axes: list,
 PATH_MIN_COST = 1 << 15
 
 
-def _path(bn: BayesianNetworkScenario, inputs: list, out: tuple, ids: dict,
+def _path(bn: Model, inputs: list, out: tuple, ids: dict,
           max_cells: int) -> list | bool:
     """A pairwise contraction order for one big elimination step, else False.
 

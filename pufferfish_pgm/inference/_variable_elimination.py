@@ -22,7 +22,12 @@ import numpy as np
 
 from .._budget import check_allocation
 from ..errors import ImpossibleSecretError, InvalidModelError, ParameterTypeError
-from ..scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario
+from ..scenarios import (
+    BayesianNetworkScenario,
+    MarkovChainScenario,
+    MarkovNetworkScenario,
+    Scenario,
+)
 from ._network_engine import CELL_BYTES, network_index, network_joint
 
 __all__ = ["conditional", "elimination_order", "secret_probability"]
@@ -84,9 +89,11 @@ def conditional(scenario: Any, targets: Sequence, evidence: Mapping | None = Non
 
 
 def _check_scenario(scenario: Any) -> None:
-    if not isinstance(scenario, (BayesianNetworkScenario, MarkovChainScenario)):
+    if not isinstance(scenario, (BayesianNetworkScenario, MarkovChainScenario,
+                                 MarkovNetworkScenario)):
         raise ParameterTypeError(
-            f"expected a BayesianNetworkScenario or MarkovChainScenario, got "
+            f"expected a BayesianNetworkScenario, MarkovNetworkScenario or MarkovChainScenario, "
+            f"got "
             f"{type(scenario).__name__}; pass one member of a class (e.g. cls[0])"
         )
 
@@ -105,6 +112,8 @@ def secret_probability(scenario: Any, evidence: Mapping, *,
                        memory_budget: Budget = None) -> float:
     """P(evidence | θ); for a chain with ``initial="any"`` the largest over initial states.
 
+    A Markov network's value is read off the normalised joint of the evidence nodes.
+
     Examples
     --------
     >>> from pufferfish_pgm.scenarios import MarkovChainScenario
@@ -120,6 +129,12 @@ def secret_probability(scenario: Any, evidence: Mapping, *,
             return float(max(_chain_joint(scenario, [], codes, np.eye(k)[z]).sum()
                              for z in range(k)))
         return float(_chain_joint(scenario, [], codes).sum())
+    if isinstance(scenario, MarkovNetworkScenario):   # unnormalised: read off the marginal
+        nodes = list(codes)
+        if not nodes:
+            return 1.0
+        joint = network_joint(scenario, nodes, {}, memory_budget)
+        return float(joint[tuple(codes[v] for v in nodes)] / joint.sum())
     return float(network_joint(scenario, [], codes, memory_budget).sum())
 
 
@@ -134,7 +149,8 @@ def _check_chain(chain: MarkovChainScenario, free: list, budget: Budget) -> None
 
 def _chain_joint(chain: MarkovChainScenario, free: list, codes: dict,
                  initial: np.ndarray | None = None) -> np.ndarray:
-    """Unnormalised P(free, evidence) for a chain: a product of transition powers."""
+    """Unnormalised P(free, evidence) for a chain: a product of transition matrices between
+    consecutive steps of interest (per-step products for a time-varying chain)."""
     if initial is None:
         if isinstance(chain.initial, str):
             raise InvalidModelError(
@@ -145,10 +161,10 @@ def _chain_joint(chain: MarkovChainScenario, free: list, codes: dict,
     steps = sorted(set(free) | set(codes))
     if not steps:
         return np.array(1.0)
-    first = initial @ chain.power(steps[0])
+    first = initial @ chain.product(0, steps[0])
     factors: list[Any] = [_pick(first, [steps[0]], codes), [steps[0]]]
     for s, t in zip(steps[:-1], steps[1:], strict=True):
-        factors += [_pick(chain.power(t - s), [s, t], codes), [s, t]]
+        factors += [_pick(chain.product(s, t), [s, t], codes), [s, t]]
     return _contract(factors, free)
 
 
@@ -173,7 +189,8 @@ def _contract(factors: list, free: list) -> np.ndarray:
 
 
 
-def elimination_order(scenario: BayesianNetworkScenario) -> dict[Hashable, int]:
+def elimination_order(scenario: BayesianNetworkScenario | MarkovNetworkScenario
+                      ) -> dict[Hashable, int]:
     """Rank of each node in a min-fill elimination order of the moral graph (cached).
 
     Examples
