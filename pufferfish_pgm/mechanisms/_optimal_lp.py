@@ -47,6 +47,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -362,17 +363,20 @@ class NoiseLP:
         self.cuts.update(cuts)
         self.logs.append((np.vstack(new_a), np.vstack(new_b)))
 
-    def solve(self, epsilon: float, tol: float, max_rounds: int = MAX_ROUNDS
-              ) -> tuple[np.ndarray, int]:
+    def solve(self, epsilon: float, tol: float, max_rounds: int = MAX_ROUNDS,
+              tick: Callable[[], None] | None = None) -> tuple[np.ndarray, int]:
         """Masses optimal for the rows generated until no (pair, θ, output) is violated by
         more than ``tol`` nats at ``epsilon``; returns them and the rounds used. Rounds after
         the first look at the active pairs only; when those hold, every pair is evaluated
-        (so the answer is the same), and the active pairs are renewed."""
+        (so the answer is the same), and the active pairs are renewed. ``tick`` is called
+        after each round (progress)."""
         for rounds in range(1, max_rounds + 1):
             v = self._solve_once(epsilon)
             cuts = self._violations(v, epsilon, tol, full=False)
             if not cuts:
                 cuts = self._violations(v, epsilon, tol, full=True)
+            if tick is not None:
+                tick()
             if not cuts:
                 return v, rounds
             self._add(cuts)

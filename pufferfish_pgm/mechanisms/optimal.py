@@ -16,6 +16,11 @@ weights (:class:`~pufferfish_pgm.noise.IntegerNoise`), the quantised law is audi
 with a tighter target until the audit (and the DP floor, checked on the pmf) passes. The
 release draws from that very law with exact integer arithmetic.
 
+``progress=`` (:mod:`pufferfish_pgm._progress`) counts the laws, the steps of the exact
+Laplace calibration it is compared with, each round of constraint generation and each audit of
+a quantised law (the rounds are found as they go: the total grows when they outlast the
+estimate).
+
 Examples
 --------
 >>> from pufferfish_pgm.scenarios import MarkovChainScenario
@@ -36,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import Ticker, as_progress
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidDataError, InvalidParameterError, SolverError
 from ..noise import IntegerNoise, Release, check_confidence
@@ -63,6 +69,9 @@ __all__ = ["OptimalCalibration", "OptimalNoiseMechanism", "OptimalRelease", "dp_
 
 #: Relative tightenings of the LP's target tried in turn until the sampled law passes.
 MARGINS = (1e-7, 1e-5, 1e-3, 1e-2, 0.1)
+#: Rounds of constraint generation planned for progress before the first LP (2 to 5 measured
+#: on stationary chains of 30 to 200 steps; more are counted as they come).
+ROUNDS_GUESS = 5
 #: The tails' scale is the calibrated Laplace scale times the first of these (the next ones
 #: when the LP is infeasible at the previous one).
 WIDENINGS = (1.0 + 1e-4, 1.01, 1.1, 1.5)
@@ -231,7 +240,7 @@ class OptimalNoiseMechanism(Mechanism):
         floor = 0.0 if self.dp_epsilon is None else max(shifts, default=0) / self.dp_epsilon
         return max(laplace_scale, floor)
 
-    def _problem(self, framework: Framework, query: Query, executor: Any
+    def _problem(self, framework: Framework, query: Query, executor: Any, steps: Ticker
                  ) -> tuple[_Problem | None, Any]:
         """The LP for ``query`` (None when releasing F itself is already private) and the
         exact Laplace calibration it is compared with."""
@@ -243,8 +252,12 @@ class OptimalNoiseMechanism(Mechanism):
         shifts = self._shifts(framework, query)
         groups, skipped = build_groups(framework, engine, matrix, offset, self.max_grid,
                                        executor)
+        steps.tick()
         laplace = ExactLaplaceMechanism(epsilon=self.epsilon, max_grid=self.max_grid
-                                        ).calibrate(framework, query, executor=executor)
+                                        ).calibrate(framework, query, executor=executor,
+                                                    progress=steps.part() if steps.active
+                                                    else None)
+        steps.plan(ROUNDS_GUESS + 1)
         if not groups and shifts:
             raise InvalidParameterError(
                 "no secret pair is possible under any one scenario, so nothing shapes the "
@@ -264,17 +277,18 @@ class OptimalNoiseMechanism(Mechanism):
         return NoiseLP.build(list(problem.groups), lo=-k, hi=k, tail_scale=tail,
                              objective=_check_loss(self.loss))
 
-    def _solve(self, problem: _Problem) -> tuple[IntegerNoise, AuditReport, float, NoiseLP]:
+    def _solve(self, problem: _Problem, steps: Ticker
+               ) -> tuple[IntegerNoise, AuditReport, float, NoiseLP]:
         """:meth:`_solve_with` with the tails' scale widened by 1e-4, else (the LP is
         infeasible when the Laplace loss barely moves with the scale) by 1 %, 10 %, 50 %."""
         for widen in WIDENINGS[:-1]:
             try:
-                return self._solve_with(self._lp(problem, widen), problem)
+                return self._solve_with(self._lp(problem, widen), problem, steps)
             except SolverError:
                 continue
-        return self._solve_with(self._lp(problem, WIDENINGS[-1]), problem)
+        return self._solve_with(self._lp(problem, WIDENINGS[-1]), problem, steps)
 
-    def _solve_with(self, lp: NoiseLP, problem: _Problem
+    def _solve_with(self, lp: NoiseLP, problem: _Problem, steps: Ticker
                     ) -> tuple[IntegerNoise, AuditReport, float, NoiseLP]:
         """Solve, quantise and audit, tightening until the sampled law passes; returns the
         noise, its audit, the margin used and the LP."""
@@ -284,11 +298,12 @@ class OptimalNoiseMechanism(Mechanism):
                 lp.extra = dp_rows(lp.lo, lp.hi, lp.tail_scale, problem.shifts,
                                    self.dp_epsilon * (1 - margin))
             target = self.epsilon * (1 - margin)
-            v, used = lp.solve(target, tol=0.5 * margin * self.epsilon)
+            v, used = lp.solve(target, tol=0.5 * margin * self.epsilon, tick=steps.tick)
             rounds += used
             noise = IntegerNoise.quantise(lp.lo, v, lp.tail_scale)
             report = chunked_report(lp.groups, TailedLaw.of(noise), problem.names,
                                     problem.skipped, problem.coverage)
+            steps.tick()
             dp = 0.0 if self.dp_epsilon is None else dp_loss(noise, problem.shifts)
             dp_ok = self.dp_epsilon is None or _within(dp, self.dp_epsilon)
             if report.passes(self.epsilon, SLACK) and dp_ok:
@@ -302,12 +317,21 @@ class OptimalNoiseMechanism(Mechanism):
             + " (the LP's optimum does not survive rounding its masses to weights over "
               "2**61); ask for a smaller epsilon or dp_epsilon, or use ExactLaplaceMechanism")
 
-    def calibrate(self, framework: Framework, query: Query, *,
-                  executor: Any = None) -> OptimalCalibration:
+    def calibrate(self, framework: Framework, query: Query, *, executor: Any = None,
+                  progress: Any = None) -> OptimalCalibration:
         """Solve the LP, quantise, audit and tighten (see the module docstring); the laws,
-        the exact Laplace comparison and its audit run on ``executor`` if given."""
+        the exact Laplace comparison and its audit run on ``executor`` if given.
+        ``progress``: None, True (a bar on stderr) or a callable ``(done, total)``."""
         loss = _check_loss(self.loss)
-        problem, laplace = self._problem(framework, query, executor)
+        steps = Ticker(as_progress(progress, "optimal noise"), total=1)
+        cal = self._calibrate(framework, query, loss, executor, steps)
+        steps.finish()
+        return cal
+
+    def _calibrate(self, framework: Framework, query: Query, loss: tuple, executor: Any,
+                   steps: Ticker) -> OptimalCalibration:
+        """:meth:`calibrate` with ``progress`` as a ticker."""
+        problem, laplace = self._problem(framework, query, executor, steps)
         lap = laplace_loss(loss, laplace.scale)
         if problem is None:
             noise = _point_mass()
@@ -318,7 +342,7 @@ class OptimalNoiseMechanism(Mechanism):
                 ratio=0.0 if lap else math.nan, tail_scale=noise.tail_scale, core=(-1, 1),
                 dp_epsilon=self.dp_epsilon, dp_realised=None if self.dp_epsilon is None else 0.0,
                 note="releasing F itself already meets epsilon: no noise needed"))
-        noise, report, margin, lp = self._solve(problem)
+        noise, report, margin, lp = self._solve(problem, steps)
         objective = _loss_of(noise, loss)
         return self._calibration(framework, query, noise, OptimalNoiseEvidence(
             audit=report, coverage=problem.coverage, skipped=problem.skipped,
