@@ -7,7 +7,8 @@ _quilt_laws.QuiltRows`) give the prior part ``log P(x_Q|s)/P(x_Q|s')`` and the e
 losses (``Group.epsilons``, one Laplace scale on every released coordinate), and ``MQM``, whose
 bound e + n_N·L/λ is at most ε exactly when λ >= L·σ_i. Every bound is non-increasing in λ, so
 each class's threshold is found by bisection, and the returned scale is re-checked on every
-class.
+class. Progress (``steps``, :class:`~pufferfish_pgm._progress.Ticker`) is one step per class
+searched and per class re-checked.
 
 Examples
 --------
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._budget import check_allocation, memory_budget
+from .._progress import Ticker
 from ..privacy_loss._engine import SLACK, Group, scale_floor
 from ..quilts._engine import NodeClass, QuiltRows, key_shape, quilt_nodes
 
@@ -76,8 +78,10 @@ def _unordered(rows: QuiltRows) -> tuple[Group, np.ndarray]:
 class Search:
     """The smallest λ such that every class has an option whose bound is <= ε."""
 
-    def __init__(self, setup: Setup, epsilon: float, rtol: float, lipschitz: float) -> None:
+    def __init__(self, setup: Setup, epsilon: float, rtol: float, lipschitz: float,
+                 steps: Ticker | None = None) -> None:
         self.setup, self.epsilon, self.rtol, self.lipschitz = setup, epsilon, rtol, lipschitz
+        self.steps = steps or Ticker(None)
         self.limit = epsilon * (1.0 + SLACK)
         self.winner: list[tuple] = [MQM] * len(setup.classes)
         self.evaluations = 0
@@ -269,17 +273,26 @@ class Search:
         # neediest first (MQM's σ as the guide): later classes then mostly pass at once
         order = sorted(range(count), key=lambda c: -self.setup.classes[c].mqm_sigma)
         for _ in range(16):
+            self.steps.plan(2 * count)
             for c in order:   # a few tries; threshold checks every option at the scale
-                if scale > 0.0 and self.passes(c, scale, len(self._recent) + 1):
-                    continue
-                scale = max(scale, self.threshold(c, scale))
+                if not (scale > 0.0 and self.passes(c, scale, len(self._recent) + 1)):
+                    scale = max(scale, self.threshold(c, scale))
+                self.steps.tick()
             # final check of every class at the returned scale: the bounds never increase
             # with λ in exact arithmetic, this guards against rounding
-            if all(self.passes(c, scale) for c in range(count)):
+            if self._all_pass(scale):
                 return scale
         fallback = max(self.lipschitz * cl.mqm_sigma for cl in self.setup.classes)
         self.winner = [MQM] * count
         return fallback   # MQM's own scale passes every class by theorem
+
+    def _all_pass(self, scale: float) -> bool:
+        """Does every class have an option passing at ``scale``? (one step per class)"""
+        for c in range(len(self.setup.classes)):
+            self.steps.tick()
+            if not self.passes(c, scale):
+                return False
+        return True
 
     def worst(self) -> tuple[Hashable | None, tuple | None]:
         """A node of the class needing the largest scale, and its option there."""

@@ -20,6 +20,10 @@ released coordinate on its own axis (quilt search only;
 :mod:`~pufferfish_pgm.quilts._quilt_vector_laws`). The search itself is
 :mod:`~pufferfish_pgm.mechanisms._exact_quilt_search`.
 
+``progress=`` (:mod:`pufferfish_pgm._progress`) counts MQM's calibration, the laws, and then
+either each evaluation of the whole-chain bisection or each node class searched and
+re-checked by the quilt search.
+
 Examples
 --------
 >>> from pufferfish_pgm.scenarios import MarkovChainScenario
@@ -42,6 +46,7 @@ import numpy as np
 
 from .._budget import describe_bytes, memory_budget
 from .._parallel import check_executor
+from .._progress import Ticker, as_progress
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..privacy_loss import noiseless_epsilon, smallest_passing_scale
@@ -63,6 +68,7 @@ from ._exact_quilt_search import Search, Setup
 from .base import Calibration, Mechanism
 from .baselines import check_inputs
 from .evidence import ExactQuiltEvidence
+from .exact import bisection_estimate, counted
 from .markov_quilt import MarkovQuiltMechanism
 
 __all__ = ["ExactQuiltMechanism"]
@@ -139,30 +145,42 @@ class ExactQuiltMechanism(Mechanism):
         if self.memory_budget is not None:
             memory_budget(self.memory_budget)   # a clear error now, not at calibration
 
-    def calibrate(self, framework: Framework, query: Query, *,
-                  executor: Any = None) -> Calibration[ExactQuiltEvidence]:
+    def calibrate(self, framework: Framework, query: Query, *, executor: Any = None,
+                  progress: Any = None) -> Calibration[ExactQuiltEvidence]:
         """Search the smallest scale every node's best quilt bound accepts (module docstring);
-        ``executor`` is accepted for the common signature (the search runs here)."""
+        ``executor`` is accepted for the common signature (the search runs here).
+        ``progress``: None, True (a bar on stderr) or a callable ``(done, total)``."""
         check_executor(executor)
+        steps = Ticker(as_progress(progress, "exact quilt"), total=2)
         cls = check_inputs(framework, query)
+        for member in cls:      # the quilt laws and node classes take one matrix per chain
+            if getattr(member, "time_varying", False):
+                member.require_homogeneous(
+                    "the quilt-local exact mechanism", "use ExactLaplaceMechanism (its stored "
+                    "laws take every step's matrix), MarkovQuiltMechanism, or this mechanism "
+                    "on chain.to_network() (the network quilt search)")
         _check_query(query, cls)
         lipschitz = query.lipschitz_for(cls)
         mqm = MarkovQuiltMechanism(epsilon=self.epsilon, max_window=self.max_window,
                                    max_candidates=self.max_candidates,
                                    memory_budget=self.memory_budget).calibrate(framework, query)
+        steps.tick()
         whole, why = _WholeChain.build(self, framework, query) if lipschitz > 0 else (None, "")
-        scale, record = (whole.run(self.epsilon, self.rtol, mqm.scale) if whole is not None
-                         else self._search(framework, query, mqm, lipschitz, why))
+        scale, record = (whole.run(self.epsilon, self.rtol, mqm.scale, steps)
+                         if whole is not None
+                         else self._search(framework, query, mqm, lipschitz, why, steps))
+        steps.finish()
         return Calibration(mechanism=self.name, epsilon=self.epsilon, scale=float(scale),
                            query=query, framework=framework, evidence=ExactQuiltEvidence(
                                lipschitz=lipschitz, mqm_scale=mqm.scale, **record))
 
     def _search(self, framework: Framework, query: Query, mqm: Calibration,
-                lipschitz: float, whole: str) -> tuple[float, dict]:
+                lipschitz: float, whole: str, steps: Ticker) -> tuple[float, dict]:
         """The quilt search: its scale and evidence fields (``whole``: why the whole-chain
         laws were not used, said with the nodes left on MQM's bound)."""
         setup = _setup(self, framework, query, mqm)
-        search = Search(setup, self.epsilon, self.rtol, lipschitz)
+        steps.tick()
+        search = Search(setup, self.epsilon, self.rtol, lipschitz, steps)
         scale = search.run() if lipschitz > 0 else 0.0
         worst, key = search.worst()
         return scale, {"worst_node": worst, "worst_quilt": setup.describe(key, worst),
@@ -235,9 +253,15 @@ class _WholeChain:
         return 0, int(np.flatnonzero(mid)[np.argmax(self.groups[0].epsilons(
             np.array([upper]), mid)[0])])
 
-    def run(self, epsilon: float, rtol: float, upper: float) -> tuple[float, dict]:
+    def run(self, epsilon: float, rtol: float, upper: float,
+            ticker: Ticker | None = None) -> tuple[float, dict]:
         """The smallest scale passing every comparison, capped at ``upper`` (MQM's scale,
-        which passes by theorem), and the evidence fields."""
+        which passes by theorem), and the evidence fields; each evaluation of a member's
+        comparisons is a step of ``ticker`` (progress)."""
+        ticker = ticker or Ticker(None)
+        ticker.tick()     # the laws
+        ticker.plan(bisection_estimate(self.groups, rtol))
+        self.groups = counted(self.groups, ticker)
         limit = epsilon * (1.0 + SLACK)
         steps, scale = 1, scale_floor(self.groups, epsilon)
         if not self.groups:
