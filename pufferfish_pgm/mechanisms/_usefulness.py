@@ -135,10 +135,16 @@ def _chain_moments(chain: MarkovChainScenario, query: LinearQuery) -> tuple[floa
     wc = w - c
     w0 = wc if 0 in nodes else np.zeros_like(wc)
     v = np.concatenate([q0, w0 * q0, w0 * w0 * q0])
-    steps = {on: _step_matrix(chain.transition, wc if on else np.zeros_like(wc))
-             for on in (False, True)}
-    for on, n in runs:
-        v = v @ (steps[on] if n == 1 else np.linalg.matrix_power(steps[on], n))
+    if chain.time_varying:      # one step at a time, each with its own matrix
+        counted = np.zeros(chain.length, dtype=bool)
+        counted[np.asarray(nodes, dtype=np.int64)] = True
+        for t in range(chain.length - 1):
+            v = v @ _step_matrix(chain.step(t), wc if counted[t + 1] else np.zeros_like(wc))
+    else:
+        steps = {on: _step_matrix(chain.transition, wc if on else np.zeros_like(wc))
+                 for on in (False, True)}
+        for on, n in runs:
+            v = v @ (steps[on] if n == 1 else np.linalg.matrix_power(steps[on], n))
     k = chain.k
     m1, m2 = float(v[k:2 * k].sum()), float(v[2 * k:].sum())
     return m1 + c * len(nodes), math.sqrt(max(m2 - m1 * m1, 0.0))

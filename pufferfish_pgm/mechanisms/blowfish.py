@@ -185,8 +185,8 @@ def dependence_reason(scenarios: ScenarioClass | Scenario) -> str | None:
     """
     for m in as_class(scenarios):
         if isinstance(m, MarkovChainScenario):
-            p = m.transition
-            if m.length > 1 and not np.array_equal(p, np.broadcast_to(p[0], p.shape)):
+            p = m.steps          # (T - 1, k, k): every step must have equal rows
+            if m.length > 1 and not np.array_equal(p, np.broadcast_to(p[:, :1], p.shape)):
                 return (f"chain {m.name!r} has a transition matrix with different rows (not "
                         "rank 1): X_t depends on X_(t-1)")
         elif isinstance(m, BayesianNetworkScenario):

@@ -134,6 +134,8 @@ def _member_scale(chain: Any, epsilon: float) -> tuple[float, float]:
         raise InvalidModelError(
             f"GK16 is defined here for binary Markov chains (as in Song et al.'s experiments); "
             f"{getattr(chain, 'name', chain)!r} is not one; use MarkovQuiltMechanism")
+    chain.require_homogeneous("GK16 (its γ comes from one 2 x 2 matrix)",
+                              "use MarkovQuiltMechanism, which takes every step's matrix")
     gamma = gk16_gamma(float(chain.transition[1, 1]), float(chain.transition[0, 1]))
     return 1.0 / gk16_dp_epsilon(gamma, chain.length, epsilon), gamma
 

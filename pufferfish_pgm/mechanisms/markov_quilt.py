@@ -187,6 +187,8 @@ def chain_mixing(scenarios: ScenarioClass | Scenario) -> tuple[float, float]:
     pis, gaps = [], []
     for chain in cls:
         assert isinstance(chain, MarkovChainScenario)  # a chain class holds chains only
+        chain.require_homogeneous("MQMApprox (π_min and the eigengap of one transition "
+                                  "matrix)", _APPROX_ALTERNATIVE)
         p = chain.transition
         pi = stationary_distribution(p)
         flow = pi[:, None] * p
@@ -199,6 +201,15 @@ def chain_mixing(scenarios: ScenarioClass | Scenario) -> tuple[float, float]:
             gaps.append(0.0)
         pis.append(float(pi.min()))
     return min(pis), max(0.0, min(gaps))
+
+
+#: What to use instead of MQMApprox on a time-varying chain. Its bound needs every step to
+#: mix towards one stationary law π (Δ(d) = e^{-g·d}/π_min bounds |q_t/π - 1| after d steps of
+#: one matrix); products of different matrices have no such π and no eigengap bound in
+#: general, so no condition on the per-step matrices is stated here.
+_APPROX_ALTERNATIVE = ("use MarkovQuiltMechanism (exact max-influence with every step's "
+                       "matrix), or MQMApprox on the homogeneous fit (MarkovChainScenario.fit "
+                       "without period=)")
 
 
 def _second_modulus(matrix: np.ndarray) -> float:

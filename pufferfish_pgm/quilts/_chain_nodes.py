@@ -148,13 +148,15 @@ def _batch_terms(chain: MarkovChainScenario, left: np.ndarray, pairs: np.ndarray
 def _kernel(u: np.ndarray, active: np.ndarray, right: np.ndarray, nodes: np.ndarray,
             prefix: Prefix, window: int, epsilon: float) -> tuple[BestWindows, np.ndarray]:
     """Best option within the window for each node, given its terms (J = Θ x pairs), and a
-    lower bound on σ over the options outside the window (see :func:`_outside_bound`)."""
+    lower bound on σ over the options outside the window (see :func:`_outside_bound`).
+    ``right`` is D (W, J) shared by every node, or (n, W, J) per node (time-varying)."""
     n, count = active.shape
     length = prefix.length
     uf = np.where(active[:, None, :], np.concatenate([u, np.zeros((n, 1, count))], axis=1),
                   -np.inf)
-    df = np.where(active[:, None, :], np.concatenate([right, np.zeros((1, count))])[None],
-                  -np.inf)
+    rows_r = right if right.ndim == 3 else right[None]     # per node, or one for all
+    df = np.where(active[:, None, :],
+                  np.concatenate([rows_r, np.zeros((len(rows_r), 1, count))], axis=1), -np.inf)
     e = np.zeros((n, window + 1, window + 1))
     for j in range(count):  # fmax skips the NaN of inactive (-inf) + inf; avoids (n, W, W, J)
         with np.errstate(invalid="ignore"):

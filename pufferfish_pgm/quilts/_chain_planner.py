@@ -19,6 +19,8 @@ How it stays fast (all bounds proven, no guesswork):
   found for a node, nothing outside can beat it. W doubles until every node is settled, up to
   ``max_window`` or, for the per-node search, a work budget (nodes still unsettled keep the
   best σ found, which is a valid upper bound, and are reported as truncated).
+* Time-varying chains (one matrix per step) have no stationary middle: every node is searched
+  with its own step products (:mod:`pufferfish_pgm.quilts._chain_varying`).
 * With stationary starts and a query over all nodes, the left terms do not depend on the node,
   so one (W, W) table of σ serves every node through 2-D prefix minima (the middle nodes are
   identical; only nodes within W of an end differ). Other cases go through
@@ -47,6 +49,7 @@ from .._budget import check_allocation
 from ..errors import ImpossibleSecretError, InvalidParameterError
 from ..secrets._engine import support_at, support_cycle
 from ._chain_nodes import Prefix, convergence, possible_states, search_nodes, sharing_start
+from ._chain_varying import search_varying
 from ._chain_windows import (
     _stationary_tables,
     search_shared,
@@ -230,6 +233,9 @@ def plan_chain(framework: Any, query: Any, epsilon: float, *,
         _check_possible(framework, coded)
         groups = [(_runs_of(nodes), pairs) for nodes, pairs in coded]
     cap = max(1, min(length - 1, max_window))
+    if any(m.time_varying for m in members):      # every node its own terms: no class
+        return plan_runs(lambda nodes, pairs: search_varying(
+            members, nodes, pairs, prefix, epsilon, max_window), groups, length, None, cap)
     if prefix.counts is None and all(is_stationary(m) for m in members):
         return plan_runs(lambda nodes, pairs: search_shared(
             partial(_stationary_tables, members, pairs), nodes, length, epsilon, max_window),

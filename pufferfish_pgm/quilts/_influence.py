@@ -119,7 +119,7 @@ def is_stationary(chain: MarkovChainScenario) -> bool:
     >>> is_stationary(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], [1.0, 0.0], 3))
     False
     """
-    if chain.initial_is_any:
+    if chain.initial_is_any or chain.time_varying:
         return False
     q0 = chain.initial
     return bool(np.max(np.abs(q0 @ chain.transition - q0)) <= STATIONARY_TOLERANCE)
@@ -132,14 +132,14 @@ def _marginal(chain: MarkovChainScenario, t: int) -> np.ndarray:
 def _support(chain: MarkovChainScenario, t: int) -> np.ndarray:
     """States X_t can take: supp(q_t), or for initial='any' those reachable in t steps."""
     if chain.initial_is_any:
-        return np.asarray((chain.power(t) > 0).any(axis=0))
+        return np.asarray((chain.product(0, t) > 0).any(axis=0))
     return _marginal(chain, t) > 0
 
 
 def _prior_term(chain: MarkovChainScenario, i: int, s: int, s2: int) -> float:
     """log q_i(s')/q_i(s), or for initial='any' its supremum max_z log P^i[z,s']/P^i[z,s]."""
     if chain.initial_is_any:
-        p = chain.power(i)
+        p = chain.product(0, i)
         return float(log_ratio(p[:, s2], p[:, s]).max())
     q = _marginal(chain, i)
     return float(log_ratio(q[s2], q[s]))
@@ -147,7 +147,8 @@ def _prior_term(chain: MarkovChainScenario, i: int, s: int, s2: int) -> float:
 
 def chain_influence(chain: MarkovChainScenario, node: int, left: int | None,
                     right: int | None, pairs: Sequence[tuple[int, int]]) -> float:
-    """e_θ({X_{i-left}, X_{i+right}} | X_i) for one chain in closed form (DESIGN §3.3).
+    """e_θ({X_{i-left}, X_{i+right}} | X_i) for one chain in closed form (DESIGN §3.3); a
+    time-varying chain uses the step products M_{i-a→i} and M_{i→i+b} for P^a and P^b.
 
     ``left``/``right`` are distances a, b >= 1 or None for an absent side. Pairs whose
     secrets are impossible at ``node`` under this chain are skipped.
@@ -166,11 +167,11 @@ def chain_influence(chain: MarkovChainScenario, node: int, left: int | None,
             continue
         total = 0.0
         if left is not None:
-            pa = chain.power(left)
+            pa = chain.product(i - left, i)
             ratios = log_ratio(pa[:, s], pa[:, s2])[_support(chain, i - left)]
             total += float(ratios.max()) + _prior_term(chain, i, s, s2)
         if right is not None:
-            pb = chain.power(right)
+            pb = chain.product(i, i + right)
             total += float(log_ratio(pb[s], pb[s2]).max())
         best = max(best, total)
     return best

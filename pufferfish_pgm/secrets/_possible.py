@@ -173,6 +173,8 @@ def support_cycle(chain: MarkovChainScenario) -> tuple[np.ndarray, int]:
     >>> head.tolist(), start
     ([[True, False], [False, True]], 0)
     """
+    if chain.time_varying:      # every step its own support (the last one stands for S_T)
+        return _varying_supports(chain), chain.length - 1
     if chain.initial_is_any:
         current = np.ones(chain.k, dtype=bool)
     else:
@@ -188,6 +190,16 @@ def support_cycle(chain: MarkovChainScenario) -> tuple[np.ndarray, int]:
         head.append(current)
         current = (current.astype(np.int64) @ step) > 0
     return np.array(head), seen[current.tobytes()]
+
+
+def _varying_supports(chain: MarkovChainScenario) -> np.ndarray:
+    """``(T, k)`` supports of a time-varying chain: S_{t+1} = states one step t from S_t."""
+    out = np.zeros((chain.length, chain.k), dtype=bool)
+    out[0] = True if chain.initial_is_any else chain.initial_distribution > 0
+    positive = chain.transition > 0
+    for t in range(chain.length - 1):
+        out[t + 1] = positive[t][out[t]].any(axis=0)
+    return out
 
 
 def support_at(chain: MarkovChainScenario, times: np.ndarray) -> np.ndarray:
@@ -227,7 +239,7 @@ def node_support(scenario: Scenario, node: Any) -> np.ndarray:
     [True, False]
     """
     if isinstance(scenario, MarkovChainScenario) and scenario.initial_is_any:
-        return np.asarray((scenario.power(node) > 0).any(axis=0))
+        return np.asarray((scenario.product(0, node) > 0).any(axis=0))
     if isinstance(scenario, BayesianNetworkScenario):
         sure = _surely_possible(scenario, node)
         if sure.all():
