@@ -20,7 +20,13 @@ from . import certificates as certificates
 from . import standalone as standalone
 from ._compat import MOVED_MODULES as _MOVED_MODULES
 from ._compat import moved_name as _moved_name
-from .accountant import ContinualRelease, PrivacyAccountant, joint_audit
+from .accountant import (
+    ContinualRelease,
+    PrivacyAccountant,
+    RobustnessReport,
+    joint_audit,
+    robustness,
+)
 from .advisor import advise
 from .certificates import Verification, verify
 from .errors import (
@@ -135,6 +141,7 @@ __all__ = [
     "PrivacyAccountant",
     "PufferfishError",
     "Release",
+    "RobustnessReport",
     "ScenarioClass",
     "ScenarioClassError",
     "SecretPair",
@@ -166,6 +173,7 @@ __all__ = [
     "pgmpy_exact_inference",
     "policy_sensitivity",
     "read_ordonez",
+    "robustness",
     "save_chain_class",
     "secret_pairs",
     "secret_probability",

@@ -9,14 +9,17 @@ from typing import Any
 from .._compat import moved_name
 from ._accountant import GroupAccount, PrivacyAccountant, RecordedRelease, joint_audit, quilt_bound
 from ._continual import ContinualRelease
+from ._robustness import RobustnessReport, robustness
 
 __all__ = [
     "ContinualRelease",
     "GroupAccount",
     "PrivacyAccountant",
     "RecordedRelease",
+    "RobustnessReport",
     "joint_audit",
     "quilt_bound",
+    "robustness",
 ]
 
 

@@ -105,6 +105,26 @@ class ScenarioClass:
 
         return fit_groups(cls, MarkovChainScenario, sequences, groups, **options)
 
+    @classmethod
+    def from_posterior(cls, data: Any, **options: Any) -> ScenarioClass:
+        """Θ drawn from the Dirichlet posterior of a chain fit, with a stated coverage
+        (``docs/posterior.md``; ``data``: sequences or ``TransitionCounts``; options:
+        coverage, confidence, prior, period, seed, length, states). The class records how it
+        was drawn in its attribute ``posterior`` (a frozen ``PosteriorRecord``).
+
+        Examples
+        --------
+        >>> cls = ScenarioClass.from_posterior([[0, 0, 1, 1]], coverage=0.9, seed=0)
+        >>> len(cls), cls.posterior.confidence
+        (66, 0.999)
+        """
+        from ._posterior import posterior_members
+
+        members, record = posterior_members(data, **options)
+        drawn = cls(members)
+        object.__setattr__(drawn, "posterior", record)   # frozen: set once, here
+        return drawn
+
 
 def _same_nodes(a: Sequence, b: Sequence) -> bool:
     """Equal node sequences; two chains' ranges compare without listing their steps."""
