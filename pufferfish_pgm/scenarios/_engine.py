@@ -11,6 +11,7 @@ from ._event_counts import event_transition_counts
 from ._markov_network import FactorTables, validate_factors
 from ._network_tables import DEFAULT_RENORMALIZE, NetworkTables, validate_tables
 from ._pgmpy import pgmpy_inference_subclass, to_discrete_factor
+from ._posterior import PosteriorRecord, counts_fingerprint, posterior_draws, posterior_of
 
 __all__ = [
     "DEFAULT_RENORMALIZE",
@@ -24,4 +25,8 @@ __all__ = [
     "to_discrete_factor",
     "validate_tables",
     "validate_factors",
+    "PosteriorRecord",
+    "counts_fingerprint",
+    "posterior_draws",
+    "posterior_of",
 ]
