@@ -117,7 +117,8 @@ def enumerate_joint(scenario) -> tuple[np.ndarray, np.ndarray]:
     """Every assignment as state indices, shape (N, n_nodes) in ``scenario.nodes`` order, and P.
 
     P is the chain rule, term by term (initial × transitions, or the product of the CPT
-    entries). Chains need a fixed start: expand ``initial="any"`` with :func:`chain_variants`.
+    entries), or for a Markov network the product of its factor values over their sum.
+    Chains need a fixed start: expand ``initial="any"`` with :func:`chain_variants`.
     """
     nodes = list(scenario.nodes)
     sizes = [len(scenario.states_of(v)) for v in nodes]
@@ -131,6 +132,10 @@ def enumerate_joint(scenario) -> tuple[np.ndarray, np.ndarray]:
         return xs, p
     col = {v: c for c, v in enumerate(nodes)}
     p = np.ones(len(xs))
+    if hasattr(scenario.tables, "scopes"):   # a Markov network: product of factors over Z
+        for scope, values in zip(scenario.tables.scopes, scenario.tables.values, strict=True):
+            p *= values[tuple(xs[:, col[u]] for u in scope)]
+        return xs, p / p.sum()
     for v in nodes:
         idx = (xs[:, col[v]], *[xs[:, col[u]] for u in scenario.tables.parents[v]])
         p *= scenario.tables.cpts[v][idx]
@@ -497,6 +502,34 @@ def random_network(rng: np.random.Generator, n: int, max_states: int = 3, *,
     states = {v: tuple(f"s{j}" for j in range(cards[v])) for v in nodes}
     tables = NetworkTables(nodes=nodes, states=states, parents=parents, cpts=cpts)
     return BayesianNetworkScenario(tables, name="random")
+
+
+def random_markov_network(rng: np.random.Generator, n: int, max_states: int = 3, *,
+                          edges: list | None = None, zero_prob: float = 0.0,
+                          spread: float = 2.0):
+    """A random Markov network over 'v0'..'v{n-1}' (states 's0', ...): one unary factor per
+    node and one pairwise factor per edge (default: a random tree plus one extra edge),
+    values ``exp(spread * normal)``; ``zero_prob`` zeroes pairwise entries (the unary
+    factors stay positive, and a zero partition function is redrawn)."""
+    from pufferfish_pgm.scenarios import MarkovNetworkScenario
+
+    nodes = [f"v{i}" for i in range(n)]
+    if edges is None:
+        edges = [(nodes[int(rng.integers(0, i))], nodes[i]) for i in range(1, n)]
+        if n > 3:
+            edges.append((nodes[0], nodes[n - 1]))
+    states = {v: tuple(f"s{j}" for j in range(int(rng.integers(2, max_states + 1))))
+              for v in nodes}
+    while True:
+        factors = [((v,), np.exp(spread * rng.normal(size=len(states[v])))) for v in nodes]
+        for u, v in edges:
+            table = np.exp(spread * rng.normal(size=(len(states[u]), len(states[v]))))
+            table[rng.random(table.shape) < zero_prob] = 0.0
+            factors.append(((u, v), table))
+        try:
+            return MarkovNetworkScenario.from_factors(factors, states, name="random mn")
+        except ValueError:   # every joint state has weight 0: draw again
+            continue
 
 
 # --------------------------------------------------------------- naive MQM for chains (§3.3)

@@ -52,6 +52,7 @@ from ..queries import Histogram, Query, WeightedQuery
 from ..scenarios import (
     BayesianNetworkScenario,
     MarkovChainScenario,
+    MarkovNetworkScenario,
     Scenario,
     ScenarioClass,
     as_class,
@@ -195,6 +196,11 @@ def dependence_reason(scenarios: ScenarioClass | Scenario) -> str | None:
                 if not np.array_equal(cpt, np.broadcast_to(cpt[:, :1], cpt.shape)):
                     return (f"network {m.name!r}: node {v!r} depends on its parents "
                             f"{list(m.parents_of(v))}")
+        elif isinstance(m, MarkovNetworkScenario):   # a factor over two nodes may link them
+            scope = next((s for s in m.tables.scopes if len(s) > 1), None)
+            if scope is not None:
+                return (f"Markov network {m.name!r}: the factor over {list(scope)} links "
+                        "its nodes")
     return None
 
 

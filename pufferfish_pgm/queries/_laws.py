@@ -42,10 +42,10 @@ from ..distributions import DiscreteDistribution
 from ..distributions._engine import logsumexp
 from ..errors import ImpossibleSecretError, InvalidModelError, ParameterTypeError
 from ..inference._engine import NetworkIndex, network_index, network_parts
-from ..scenarios import MarkovChainScenario, Scenario, as_class
-from ..scenarios._engine import NetworkTables
+from ..scenarios import MarkovChainScenario, MarkovNetworkScenario, Scenario, as_class
+from ..scenarios._engine import FactorTables, NetworkTables
 from ._chain_count_law import MAX_CELLS, ChainCountTables
-from ._network_count_law import ComponentCountLaw, tables_log_joint
+from ._network_count_law import ComponentCountLaw, factor_log_joint, tables_log_joint
 from ._packed_weights import PackedWeights, pack_queries
 
 __all__ = ["CountPmf", "JointPmf", "fixed_start_variants", "joint_query_log_pmf",
@@ -168,7 +168,10 @@ class LogJointEngine:
         self._chain: ChainCountTables | None = None
         self._network: tuple[NetworkTables, NetworkIndex] | None = None
         self._parts: ComponentCountLaw | None = None
-        if isinstance(scenario, MarkovChainScenario):
+        self._factors: tuple[FactorTables, NetworkIndex, dict] | None = None
+        if isinstance(scenario, MarkovNetworkScenario):   # undirected: factors, normalised
+            self._factors = (scenario.tables, network_index(scenario), {})
+        elif isinstance(scenario, MarkovChainScenario):
             table = np.array([packed.weights.get(t, np.zeros(scenario.k, np.int64))
                               for t in scenario.nodes], dtype=np.int64)
             self._chain = ChainCountTables(scenario.transition, scenario.initial_distribution,
@@ -218,6 +221,9 @@ class LogJointEngine:
                        else logsumexp(self._chain.forward()[-1], axis=0))
             elif self._parts is not None:
                 out = self._parts.log_joint(codes)
+            elif self._factors is not None:
+                tables, index, log_z = self._factors
+                out = factor_log_joint(tables, index, self.packed.weights, codes, log_z=log_z)
             else:
                 assert self._network is not None
                 out = tables_log_joint(*self._network, self.packed.weights, codes)
@@ -263,7 +269,7 @@ def query_log_pmf(scenario: Any, query: Any, evidence: Mapping | None = None, *,
 
     Parameters
     ----------
-    scenario : MarkovChainScenario or BayesianNetworkScenario
+    scenario : MarkovChainScenario, BayesianNetworkScenario or MarkovNetworkScenario
         One scenario with a fixed start (see :func:`fixed_start_variants`).
     query : Count or LinearQuery
         Integer weights are required.

@@ -33,10 +33,11 @@ import numpy as np
 from .._budget import check_allocation, memory_budget
 from ..distributions._engine import log_convolve, logsumexp
 from ..inference._engine import NetworkIndex, NetworkParts, network_index, schedule
-from ..scenarios import BayesianNetworkScenario
-from ..scenarios._engine import NetworkTables
+from ..scenarios import BayesianNetworkScenario, MarkovNetworkScenario
+from ..scenarios._engine import FactorTables, NetworkTables
 
-__all__ = ["ComponentCountLaw", "log_power", "network_log_joint", "tables_log_joint"]
+__all__ = ["ComponentCountLaw", "factor_log_joint", "log_power", "network_log_joint",
+           "tables_log_joint"]
 
 
 #: Products whose entries could fall below this many nats under their peak go to log space
@@ -128,7 +129,8 @@ def _node_factor(tables: NetworkTables, v: object, weights: np.ndarray | None,
     return _Factor((v, *tables.parents[v]), table, 0.0).rescaled()
 
 
-def network_log_joint(bn: BayesianNetworkScenario, weights: dict, codes: dict,
+def network_log_joint(bn: BayesianNetworkScenario | MarkovNetworkScenario, weights: dict,
+                      codes: dict,
                       budget: int | float | str | None = None) -> np.ndarray:
     """``log P(F = c, evidence)`` for c = 0..Σ max w, ``F = Σ_v weights[v][X_v]``.
 
@@ -136,6 +138,8 @@ def network_log_joint(bn: BayesianNetworkScenario, weights: dict, codes: dict,
     weigh 0); ``codes`` maps evidence nodes to state indices. ``budget``: see
     :func:`pufferfish_pgm.inference.conditional`.
     """
+    if isinstance(bn, MarkovNetworkScenario):
+        return factor_log_joint(bn.tables, network_index(bn), weights, codes, budget)
     return tables_log_joint(bn.tables, network_index(bn), weights, codes, budget)
 
 
@@ -143,15 +147,14 @@ def network_log_joint(bn: BayesianNetworkScenario, weights: dict, codes: dict,
 _LIVE_TABLES = 3
 
 
-def _peak(tables: NetworkTables, order: tuple, requisite: frozenset,
-          widths: dict) -> tuple[int, object]:
-    """Cells of the largest product (count axis included) of eliminating ``order``.
+def _peak(states: dict, order: tuple, factors: list[tuple[frozenset, int]]
+          ) -> tuple[int, object]:
+    """Cells of the largest product (count axis included) of eliminating ``order`` from
+    ``factors`` (scope, count width).
 
     A factor's count axis is as long as the counts its nodes can add up to: multiplying
     factors of widths w_1..w_n gives width w_1 + ... + w_n - (n - 1).
     """
-    states = tables.states
-    factors = [(frozenset((v, *tables.parents[v])), widths.get(v, 1)) for v in requisite]
     peak, culprit = 1, None
     for x in order:
         touching = [f for f in factors if x in f[0]]
@@ -165,42 +168,32 @@ def _peak(tables: NetworkTables, order: tuple, requisite: frozenset,
     return peak, culprit
 
 
-def _schedule(tables: NetworkTables, index: NetworkIndex, requisite: frozenset,
-              weights: dict, budget: int | float | str | None) -> tuple:
-    """The elimination order, after checking its largest product against the budget."""
-    scopes = [(v, *tables.parents[v]) for v in requisite]
-    dims = {v: len(tables.states[v]) for v in requisite}
+def _schedule(states: dict, rank: dict, factors: list[tuple[tuple, int]], size: int,
+              budget: int | float | str | None) -> tuple:
+    """The elimination order of ``factors`` (scope, count width) over ``size`` requisite
+    nodes, after checking its largest product against the budget."""
+    scopes = [scope for scope, _ in factors]
+    dims = {v: len(states[v]) for scope in scopes for v in scope}
     # a product of more cells than this is refused with or without its count axis (>= 1)
     limit = memory_budget(budget) // (8 * _LIVE_TABLES)
-    found = schedule(scopes, keep=(), dims=dims, rank=index.order, limit=limit)
+    found = schedule(scopes, keep=(), dims=dims, rank=rank, limit=limit)
     if not found.complete:
         check_allocation(found.peak_cells * 8 * _LIVE_TABLES, budget=budget, what=(
-            f"the exact count law over {len(requisite)} requisite nodes (its elimination "
+            f"the exact count law over {size} requisite nodes (its elimination "
             f"order reaches {found.culprit!r}, whose product has {found.peak_cells:,} cells "
             "before the count axis: a lower bound)"))
         raise AssertionError("unreachable: a stopped schedule is over the budget")
     order = found.order
-    widths = {v: int(w.max()) + 1 for v, w in weights.items()}
-    cells, culprit = _peak(tables, order, requisite, widths)
+    cells, culprit = _peak(states, order, [(frozenset(s), w) for s, w in factors])
     check_allocation(cells * 8 * _LIVE_TABLES, budget=budget,
-                     what=f"the exact count law over {len(requisite)} requisite nodes "
+                     what=f"the exact count law over {size} requisite nodes "
                           f"(the product that sums out {culprit!r}: {cells:,} cells)")
     return order
 
 
-def tables_log_joint(tables: NetworkTables, index: NetworkIndex, weights: dict,
-                     codes: dict, budget: int | float | str | None = None) -> np.ndarray:
-    """:func:`network_log_joint` from a network's tables and inference index.
-
-    What a cached engine holds instead of the scenario itself (the inference index is kept
-    per scenario in a weak-keyed table, so what it stores must not refer back to it).
-    """
-    seeds = [v for v, w in weights.items() if w.max() > 0] + list(codes)
-    requisite = (frozenset().union(*(index.ancestors[v] for v in seeds)) if seeds
-                 else frozenset())
-    width = int(sum(int(w.max()) for w in weights.values())) + 1
-    order = _schedule(tables, index, requisite, weights, budget)
-    factors = [_node_factor(tables, v, weights.get(v), codes.get(v)) for v in requisite]
+def _eliminate_all(factors: list[_Factor], order: tuple, width: int) -> np.ndarray:
+    """Sum every variable of ``order`` out of the product of ``factors``: log masses on
+    0..width-1."""
     for x in order:
         touching = [f for f in factors if x in f.variables]
         factors = [f for f in factors if x not in f.variables]
@@ -215,6 +208,85 @@ def tables_log_joint(tables: NetworkTables, index: NetworkIndex, weights: dict,
     body = total.logs()
     out[:body.size] = body
     return out
+
+
+def tables_log_joint(tables: NetworkTables, index: NetworkIndex, weights: dict,
+                     codes: dict, budget: int | float | str | None = None) -> np.ndarray:
+    """:func:`network_log_joint` from a network's tables and inference index.
+
+    What a cached engine holds instead of the scenario itself (the inference index is kept
+    per scenario in a weak-keyed table, so what it stores must not refer back to it).
+    """
+    seeds = [v for v, w in weights.items() if w.max() > 0] + list(codes)
+    requisite = (frozenset().union(*(index.ancestors[v] for v in seeds)) if seeds
+                 else frozenset())
+    width = int(sum(int(w.max()) for w in weights.values())) + 1
+    widths = {v: int(w.max()) + 1 for v, w in weights.items()}
+    order = _schedule(tables.states, index.order,
+                      [((v, *tables.parents[v]), widths.get(v, 1)) for v in requisite],
+                      len(requisite), budget)
+    factors = [_node_factor(tables, v, weights.get(v), codes.get(v)) for v in requisite]
+    return _eliminate_all(factors, order, width)
+
+
+def _mark(k: int, v: object, weights: np.ndarray | None, observed: int | None) -> _Factor:
+    """A Markov network node's count factor: ``z^{w_v(x)}``, zero off the evidence."""
+    w = np.zeros(k, dtype=np.int64) if weights is None else weights
+    table = np.zeros((k, int(w.max()) + 1))
+    for s in range(k):
+        if observed is None or observed == s:
+            table[s, w[s]] = 1.0
+    return _Factor((v,), table, 0.0)
+
+
+def factor_log_joint(tables: FactorTables, index: NetworkIndex, weights: dict, codes: dict,
+                     budget: int | float | str | None = None,
+                     log_z: dict | None = None) -> np.ndarray:
+    """``log P(F = c, evidence)`` on a Markov network (:class:`FactorTables`).
+
+    The factors of the components holding weighted or evidence nodes, times one count factor
+    ``z^{w_v(x_v)}`` per such node (zero off the evidence), are eliminated as on a Bayesian
+    network; each component's log partition function (the same elimination without marks,
+    cached in ``log_z`` by component) is subtracted. Other components sum to their own
+    partition functions and cancel.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovNetworkScenario
+    >>> from pufferfish_pgm.inference._engine import network_index
+    >>> mn = MarkovNetworkScenario.from_factors([(("a", "b"), [[3.0, 1.0], [1.0, 3.0]])],
+    ...                                         {"a": (0, 1), "b": (0, 1)})
+    >>> w = {v: np.array([0, 1]) for v in mn.nodes}
+    >>> np.exp(factor_log_joint(mn.tables, network_index(mn), w, {})).round(6).tolist()
+    [0.375, 0.25, 0.375]
+    """
+    seeds = [v for v, w in weights.items() if w.max() > 0] + list(codes)
+    parts = {index.ancestors[v] for v in seeds}
+    nodes = frozenset().union(*parts)
+    width = int(sum(int(w.max()) for w in weights.values())) + 1
+    marks = [v for v in nodes if v in codes or (v in weights and weights[v].max() > 0)]
+    out = _factors_law(tables, index, nodes, {v: (weights.get(v), codes.get(v)) for v in marks},
+                       width, budget)
+    cache = {} if log_z is None else log_z
+    for part in parts:
+        if part not in cache:
+            cache[part] = float(_factors_law(tables, index, part, {}, 1, budget)[0])
+        out = out - cache[part]
+    return out
+
+
+def _factors_law(tables: FactorTables, index: NetworkIndex, nodes: frozenset, marks: dict,
+                 width: int, budget: int | float | str | None) -> np.ndarray:
+    """Unnormalised log masses of the factors over ``nodes`` times the count ``marks``
+    (node -> (weights, observed state))."""
+    chosen = [j for j, scope in enumerate(tables.scopes) if scope[0] in nodes]
+    spec = [(tables.scopes[j], 1) for j in chosen]
+    spec += [((v,), 1 if w is None else int(w.max()) + 1) for v, (w, _) in marks.items()]
+    order = _schedule(tables.states, index.order, spec, len(nodes), budget)
+    factors = [_Factor(tables.scopes[j], tables.values[j][..., None], 0.0).rescaled()
+               for j in chosen]
+    factors += [_mark(len(tables.states[v]), v, w, c) for v, (w, c) in marks.items()]
+    return _eliminate_all(factors, order, width)
 
 
 def log_power(law: np.ndarray, n: int) -> np.ndarray:

@@ -2,7 +2,10 @@
 
 A Markov quilt X_Q of X_i splits the nodes into nearby X_N (which holds X_i), the quilt and
 remote X_R, with X_R ⟂ X_i | X_Q in every θ: here X_R is every node d-separated from X_i by
-X_Q in the DAG of every member of the class (as large as allowed), and X_N is the rest.
+X_Q in the DAG of every member of the class (as large as allowed), and X_N is the rest. For a
+Markov network member the test is graph separation in its undirected graph (every path from
+X_i to X_R passes X_Q), which implies the independence for any factorisation
+(``docs/undirected.md``).
 
 Candidate quilts of a node, built on the skeleton (the undirected graph of all members):
 
@@ -40,7 +43,7 @@ import networkx as nx  # type: ignore[import-untyped]  # networkx ships no type 
 
 from .._parallel import run_map
 from ..errors import InvalidParameterError, LimitExceededError
-from ..scenarios import MarkovChainScenario, as_class
+from ..scenarios import MarkovChainScenario, MarkovNetworkScenario, as_class
 from ..secrets import NodeSecret, check_possible, possible_secrets
 from ._influence import member_influence, ordered_pairs, quilt_table_size
 from ._plan import PlanEntry
@@ -49,32 +52,51 @@ __all__ = ["NetworkPlan", "candidate_quilts", "class_dags", "d_connected", "d_se
            "collect_plan", "network_inputs", "partition", "plan_connected", "trivial_reason"]
 
 
-def _edges(member: Any) -> frozenset:
+def _edges(member: Any) -> tuple[bool, frozenset]:
+    """(directed, edges) of a member: a Markov network's graph is undirected."""
     if isinstance(member, MarkovChainScenario):
-        return frozenset((t - 1, t) for t in range(1, member.length))
-    return frozenset(member.edges())
+        return True, frozenset((t - 1, t) for t in range(1, member.length))
+    return not isinstance(member, MarkovNetworkScenario), frozenset(member.edges())
 
 
-def class_dags(scenarios: Any) -> list[nx.DiGraph]:
-    """The distinct DAGs of the class's members (a chain is the path 0 -> 1 -> ...)."""
+def class_dags(scenarios: Any) -> list[nx.Graph]:
+    """The distinct graphs of the class's members: DAGs (a chain is the path 0 -> 1 -> ...)
+    and, for Markov networks, undirected graphs (``nx.Graph``), whose separation is plain
+    graph separation (``docs/undirected.md``)."""
     cls = as_class(scenarios)
     out = []
-    for edges in dict.fromkeys(_edges(m) for m in cls):
-        dag = nx.DiGraph()
+    for directed, edges in dict.fromkeys(_edges(m) for m in cls):
+        dag = nx.DiGraph() if directed else nx.Graph()
         dag.add_nodes_from(cls.nodes)
         dag.add_edges_from(sorted(edges, key=repr))
         out.append(dag)
     return out
 
 
-def d_separated(dag: nx.DiGraph, x: set, y: set, z: set) -> bool:
-    """networkx's d-separation test (``is_d_separator`` or, before 3.3, ``d_separated``)."""
+def _reach(graph: nx.Graph, source: Any, given: set) -> set:
+    """Nodes joined to ``source`` by a path of an undirected graph avoiding ``given``."""
+    seen, todo = {source}, [source]
+    while todo:
+        for u in graph[todo.pop()]:
+            if u not in seen and u not in given:
+                seen.add(u)
+                todo.append(u)
+    return seen - {source}
+
+
+def d_separated(dag: nx.Graph, x: set, y: set, z: set) -> bool:
+    """networkx's d-separation test (``is_d_separator`` or, before 3.3, ``d_separated``);
+    on an undirected graph, graph separation (every path from x to y meets z)."""
+    if not dag.is_directed():
+        z = set(z)
+        return all(set(y).isdisjoint(_reach(dag, v, z)) for v in set(x) - z)
     test = getattr(nx, "is_d_separator", None) or nx.d_separated
     return bool(test(dag, set(x), set(y), set(z)))
 
 
-def d_connected(dag: nx.DiGraph, source: Any, given: Iterable) -> set:
-    """Nodes d-connected to ``source`` given ``given`` (reachability of active trails).
+def d_connected(dag: nx.Graph, source: Any, given: Iterable) -> set:
+    """Nodes d-connected to ``source`` given ``given`` (reachability of active trails; on an
+    undirected graph, of paths avoiding ``given``).
 
     A trail arriving at v from a child continues to v's parents and children unless v is
     observed; arriving from a parent it continues to the children unless v is observed, and
@@ -87,6 +109,8 @@ def d_connected(dag: nx.DiGraph, source: Any, given: Iterable) -> set:
     (['c'], ['b'])
     """
     given = set(given)
+    if not dag.is_directed():   # a Markov network: separation is reachability
+        return _reach(dag, source, given)
     lit, stack = set(given), list(given)
     while stack:
         for p in dag.predecessors(stack.pop()):
@@ -127,7 +151,9 @@ def partition(scenarios: Any, node: Any, quilt: Iterable) -> tuple[tuple, tuple,
     return nearby, tuple(v for v in cls.nodes if v in q), remote
 
 
-def _markov_blanket(dag: nx.DiGraph, node: Any) -> frozenset:
+def _markov_blanket(dag: nx.Graph, node: Any) -> frozenset:
+    if not dag.is_directed():
+        return frozenset(dag[node])
     children = set(dag.successors(node))
     spouses = {p for c in children for p in dag.predecessors(c)}
     return frozenset((set(dag.predecessors(node)) | children | spouses) - {node})

@@ -7,6 +7,14 @@ households whose members depend on the household's root members (noisy-OR). Both
 validated like any other network. Households are independent components; the count laws and
 the quilt planner use that automatically (DESIGN §3.2, §3.6).
 
+**Ising-type (``directed=False``).** With ``x_v = 1`` for the second state, the law is
+``P(x) ∝ Π_v base_v^{x_v} (1 - base_v)^{1 - x_v} · Π_{edges uv} (1 - spread_uv)^{-x_u x_v}``:
+a field ``h_v = logit(base_v)`` per person and a coupling ``J_uv = -log(1 - spread_uv) >= 0``
+per contact, so two infected contacts weigh ``1 / (1 - spread)`` times more. With
+``spread = 0`` the people are independent with ``P(infected) = base``; ``spread`` must be
+below 1 (it is a coupling, not a probability of passing it on). The factors are one unary
+table per person and one pairwise table per edge, all positive.
+
 **Noisy-OR.** A node with parents ``u_1..u_m`` is in its second state ("infected", "yes")
 with probability ``1 - (1 - base) · Π_{j: u_j in its second state} (1 - spread_j)``: it
 catches the attribute on its own with probability ``base`` and from each affected parent
@@ -34,6 +42,7 @@ import numpy as np
 
 from .._budget import check_allocation
 from ..errors import InvalidModelError, InvalidParameterError, ParameterTypeError
+from ._markov_network import MarkovNetworkScenario, validate_factors
 from ._network_tables import validate_tables
 from ._scenarios import BayesianNetworkScenario
 
@@ -97,10 +106,6 @@ def _orientation(graph: Any, directed: bool, order: Iterable | None) -> dict:
     if not isinstance(graph, nx.Graph):
         raise ParameterTypeError(f"graph must be a networkx Graph or DiGraph, got "
                                  f"{type(graph).__name__}")
-    if not directed:
-        raise InvalidParameterError(
-            "directed=False (an undirected, Ising-type prior on the graph) is not supported "
-            "yet; use directed=True for noisy-OR over an orientation of the edges")
     if graph.number_of_nodes() == 0:
         raise InvalidModelError("the graph has no nodes")
     if graph.is_directed():
@@ -121,8 +126,9 @@ def _orientation(graph: Any, directed: bool, order: Iterable | None) -> dict:
 def contagion(graph: Any, *, base: float | Mapping = 0.05, spread: float | Mapping = 0.3,
               directed: bool = True, order: Iterable | None = None,
               states: tuple = ("healthy", "infected"),
-              name: str = "contagion") -> BayesianNetworkScenario:
-    """A noisy-OR contagion prior on a networkx graph (see the module docstring).
+              name: str = "contagion") -> BayesianNetworkScenario | MarkovNetworkScenario:
+    """A contagion prior on a networkx graph: noisy-OR over an orientation, or with
+    ``directed=False`` an Ising-type Markov network (see the module docstring).
 
     Parameters
     ----------
@@ -134,15 +140,20 @@ def contagion(graph: Any, *, base: float | Mapping = 0.05, spread: float | Mappi
     spread : float or dict (parent, child) -> float
         Probability that an infected parent passes it on.
     directed : bool
-        Only True is supported now (undirected priors are future work).
+        True: noisy-OR over an orientation (a :class:`BayesianNetworkScenario`). False: the
+        Ising-type :class:`MarkovNetworkScenario` of the module docstring, on the graph's
+        undirected edges (``spread`` < 1; a dict keyed by either orientation of an edge).
     order : iterable, optional
-        The orientation order of an undirected graph (default: ``graph.nodes``).
+        The orientation order of an undirected graph (default: ``graph.nodes``; unused when
+        ``directed=False``).
     states : tuple of two names
         The states of every node (healthy first).
     """
-    parents = _orientation(graph, directed, order)
     if len(states) != 2 or states[0] == states[1]:
         raise InvalidParameterError(f"states must be two distinct names, got {states!r}")
+    if not directed:
+        return _ising(graph, base, spread, tuple(states), name)
+    parents = _orientation(graph, directed, order)
     raw = {}
     for v, ps in parents.items():
         _check_parents(v, len(ps), "use a sparser graph or a DiGraph with fewer in-edges")
@@ -151,6 +162,39 @@ def contagion(graph: Any, *, base: float | Mapping = 0.05, spread: float | Mappi
     nodes = list(graph.nodes)
     tables = validate_tables(nodes, {v: tuple(states) for v in nodes}, parents, raw)
     return BayesianNetworkScenario(tables, name=name)
+
+
+def _ising(graph: Any, base: Any, spread: Any, states: tuple,
+           name: str) -> MarkovNetworkScenario:
+    """The Ising-type Markov network of the module docstring on ``graph``'s edges."""
+    if graph.is_directed():
+        graph = graph.to_undirected()
+    nodes = list(graph.nodes)
+    if not nodes:
+        raise InvalidModelError("the graph has no nodes")
+    factors: list[tuple[tuple, np.ndarray]] = []
+    for v in nodes:
+        b = _lookup(base, v, "base")
+        if not 0.0 < b < 1.0:
+            raise InvalidParameterError(f"base[{v!r}] = {b!r}: an undirected prior needs "
+                                        "0 < base < 1 (each person's field is logit(base))")
+        factors.append(((v,), np.array([1.0 - b, b])))
+    for u, v in graph.edges:
+        if u == v:
+            continue
+        s = _edge_spread(spread, u, v)
+        factors.append(((u, v), np.array([[1.0, 1.0], [1.0, 1.0 / (1.0 - s)]])))
+    return MarkovNetworkScenario(tables=validate_factors(
+        nodes, {v: states for v in nodes}, factors), name=name)
+
+
+def _edge_spread(spread: Any, u: Hashable, v: Hashable) -> float:
+    key = (v, u) if isinstance(spread, Mapping) and (u, v) not in spread else (u, v)
+    s = _lookup(spread, key, "spread")
+    if s >= 1.0:
+        raise InvalidParameterError(f"spread[{key!r}] = {s!r}: an undirected prior needs "
+                                    "spread < 1 (its coupling is -log(1 - spread))")
+    return s
 
 
 def _rows(table: Any) -> list[tuple]:

@@ -40,6 +40,7 @@ from oracle import (
     noise_shift_loss,
     noiseless_loss,
     query_weight_fns,
+    random_markov_network,
     realised_epsilon,
     weight_shifts,
 )
@@ -997,3 +998,68 @@ def test_optimal_noise_dp_floor_holds_at_every_shift_one_record_can_cause():
     assert weight_shifts(mc, query) == [1, 2, 3]
     cal = pp.OptimalNoiseMechanism(epsilon=5.0, dp_epsilon=2.0).calibrate(pp.Framework(mc), query)
     assert_noise_passes(pp.Framework(mc), query, cal.noise, 5.0, dp_epsilon=2.0)
+
+
+# ------------------------------------------------- undirected priors (issue 24, item 3)
+# Classes of 1-3 Markov networks on one random graph (a tree plus an edge, sometimes two
+# components), pairwise factors exp(2·normal) with some zeros, counts and histograms; every
+# Laplace row is calibrated and checked by the oracle (which enumerates the factor product
+# over its sum), and every other case is audited against it.
+UNDIRECTED_SEED, UNDIRECTED_CASES = 20260124, 30
+
+
+def random_undirected_case(rng: np.random.Generator, index: int) -> Case:
+    n = int(rng.integers(3, 6))
+    nodes = [f"v{i}" for i in range(n)]
+    split = rng.random() < 0.3 and n > 3    # two components: v0..v1 and the rest
+    edges = [(nodes[int(rng.integers(2 if split and i > 2 else 0, i))], nodes[i])
+             for i in range(1, n) if not (split and i == 2)]
+    if n > 3 and not split:
+        edges.append((nodes[0], nodes[-1]))
+    cards = {v: int(rng.integers(2, 4)) for v in nodes}
+    members = []
+    for j in range(int(rng.integers(1, 4))):
+        member = random_markov_network(np.random.default_rng(rng.integers(2**32)), n,
+                                       edges=edges, zero_prob=0.15 * (j == 0))
+        factors = [(s, _resize(v, [cards[u] for u in s], rng)) for s, v in member.factors()]
+        members.append(pp.MarkovNetworkScenario.from_factors(
+            factors, {v: tuple(f"s{k}" for k in range(cards[v])) for v in nodes},
+            name=f"mn{j}"))
+    cls = pp.ScenarioClass(members)
+    secret_nodes = _subset(rng, nodes)
+    query_nodes = _subset(rng, nodes)
+    card = min(cards[v] for v in query_nodes)
+    query = pp.Count(f"s{int(rng.integers(card))}", nodes=query_nodes)
+    epsilon = float(np.exp(rng.uniform(math.log(1e-2), math.log(20.0))))
+    framework = pp.Framework(cls, pp.secret_pairs(cls, nodes=secret_nodes))
+    return Case(index, framework, query, epsilon,
+                f"undirected case {index}: {len(members)} members on edges {edges}, cards "
+                f"{list(cards.values())}, secrets on {secret_nodes}, count on {query_nodes}, "
+                f"ε={epsilon!r}")
+
+
+def _resize(values: np.ndarray, shape: list, rng: np.random.Generator) -> np.ndarray:
+    """Positive random values of ``shape`` where ``values`` has another shape (zeros kept
+    where both have the cell)."""
+    out = np.exp(2.0 * rng.normal(size=shape))
+    common = tuple(slice(0, min(a, b)) for a, b in zip(values.shape, shape, strict=True))
+    out[common] = np.where(values[common] == 0, 0.0, out[common])
+    out.flat[0] = max(out.flat[0], 1.0)   # keep some mass
+    return out
+
+
+def test_undirected_campaign():
+    start, tally = time.perf_counter(), Tally()
+    rng = np.random.default_rng(UNDIRECTED_SEED)
+    for index in range(UNDIRECTED_CASES):
+        try:
+            case = random_undirected_case(rng, index)
+        except pp.InvalidModelError:   # zero partition function after the resizing: skip
+            continue
+        check_mechanisms(case, tally)
+        if index % 2 == 0:
+            check_audit(case, tally.failures)
+    print(f"{UNDIRECTED_CASES} undirected cases in {time.perf_counter() - start:.1f} s")
+    assert tally.checked["ExactLaplace"] >= UNDIRECTED_CASES // 2
+    assert tally.checked["MarkovQuilt"] >= UNDIRECTED_CASES // 2
+    tally.check()
