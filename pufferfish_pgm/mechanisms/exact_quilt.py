@@ -63,6 +63,7 @@ from ..quilts._engine import (
     whole_chain_laws,
     window_code,
 )
+from ..scenarios import MarkovChainScenario
 from ..secrets import Framework
 from ._exact_quilt_search import Search, Setup
 from .base import Calibration, Mechanism
@@ -154,7 +155,7 @@ class ExactQuiltMechanism(Mechanism):
         steps = Ticker(as_progress(progress, "exact quilt"), total=2)
         cls = check_inputs(framework, query)
         for member in cls:      # the quilt laws and node classes take one matrix per chain
-            if getattr(member, "time_varying", False):
+            if isinstance(member, MarkovChainScenario) and member.time_varying:
                 member.require_homogeneous(
                     "the quilt-local exact mechanism", "use ExactLaplaceMechanism (its stored "
                     "laws take every step's matrix), MarkovQuiltMechanism, or this mechanism "
