@@ -36,6 +36,9 @@ from ..secrets import Framework
 
 __all__ = ["release_events"]
 
+#: Nanoseconds in a day.
+DAY_NS = 86_400 * 10**9
+
 #: The words of an Ordóñez ADL file's header line.
 ORDONEZ_HEADER = ["Start", "time", "End", "time", "Activity"]
 
@@ -63,6 +66,29 @@ def _days(paths: list[str], slot: str, fill: str | None) -> tuple[Any, list[str]
     return days, [f"warning ({w.category.__name__}): {w.message}"
                   if issubclass(w.category, PufferfishWarning) else f"repaired {w.message}"
                   for w in repaired]
+
+
+def _theta(args: argparse.Namespace) -> str:
+    """``--theta``; by default cohort for a Parquet log (a folder or .parquet/.pq file)."""
+    if getattr(args, "theta", None):
+        return str(args.theta)
+    parquet = [Path(p).is_dir() or Path(p).suffix.lower() in (".parquet", ".pq")
+               for p in args.events]
+    return "cohort" if any(parquet) else "user"
+
+
+def _slots_per_day(slot: str) -> int:
+    """Slots in a day of ``--slot`` (a whole number of them)."""
+    import pandas as pd
+
+    try:
+        ns = pd.Timedelta(slot).value
+    except ValueError:
+        ns = 0
+    if not any(c.isalpha() for c in slot) or ns <= 0 or DAY_NS % ns:
+        raise InvalidParameterError(f"--slot {slot!r} must be a duration with a unit that "
+                                    "divides a day into whole slots, such as 1min or 10min")
+    return DAY_NS // ns
 
 
 def _window_slots(window: str, slot: str, length: int) -> int:
@@ -116,7 +142,17 @@ def _query(args: argparse.Namespace, cls: ScenarioClass, days: Any) -> WindowedC
 
 
 def release_events(args: argparse.Namespace) -> dict:
-    """Fit, calibrate and release every day of the logs (see the module docstring)."""
+    """Fit, calibrate and release every day of the logs (see the module docstring); with
+    ``--theta cohort`` one chain for everyone, the log streamed (:mod:`._cohort`)."""
+    if _theta(args) == "cohort":
+        from ._cohort import release_cohort  # deferred like this module
+
+        per_day = _slots_per_day(args.slot)
+        return release_cohort(args, per_day, _window_slots(args.window, args.slot, per_day))
+    for option in ("output", "progress"):
+        if getattr(args, option, None):
+            raise InvalidParameterError(f"--{option} goes with --theta cohort (one chain for "
+                                        "everyone, the log streamed)")
     days, repaired = _days(args.events, args.slot, args.fill)
     rng = None if args.seed is None else np.random.SeedSequence(args.seed)
     if args.unit == "window":

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ..errors import PufferfishError
+from ._event_options import event_options
 from ._wording import cli_words
 
 __all__ = ["main", "run"]
@@ -85,21 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "release":
             p.add_argument("--data", help="CSV: one row per user; columns are nodes (network) "
                                           "or time steps (chain)")
-            p.add_argument("--events", action="append", metavar="FILE",
-                           help="an activity log (Ordóñez ADL file, or CSV with columns user, "
-                                "start, end, state); repeat for several homes. Fits one chain "
-                                "per user and releases a count of one activity per window "
-                                "and day (instead of --data and --model)")
-            p.add_argument("--slot", default="10min", help="with --events: slot length "
-                                                           "(default 10min)")
-            p.add_argument("--window", default="1h", help="with --events: window of the "
-                                                          "released counts (default 1h)")
-            p.add_argument("--fill", help="with --events: state of slots no event covers")
-            p.add_argument("--unit", choices=("day", "window"), default="day",
-                           help="with --events: day (default) fits one chain per day and "
-                                "assumes days independent under the model (an activity across "
-                                "midnight is cut there); window fits one chain over each "
-                                "user's whole log and calibrates its windows as one release")
+            event_options(p)
             p.add_argument("--calibration", help="release with this certificate's scale (from "
                                                  "calibrate --out), without recalibrating")
             p.set_defaults(epsilon=None, mechanism=None)  # given: must agree with --calibration
