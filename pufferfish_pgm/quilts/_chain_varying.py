@@ -69,7 +69,7 @@ def chain_terms(chain: MarkovChainScenario, pairs: np.ndarray, nodes: np.ndarray
     """
     s, s2 = pairs[:, 0], pairs[:, 1]
     length, k = chain.length, chain.k
-    steps = chain.steps
+    steps = chain.steps if length > 1 else np.eye(k)[None]   # one node: every option masked
     prior = _prior(chain, pairs) if prior is None else prior
     support = support_at(chain, np.arange(length))
     n = len(nodes)
