@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import Ticker, as_progress
 from ..errors import InvalidParameterError, ParameterTypeError
 from ..scenarios import BayesianNetworkScenario, MarkovChainScenario
 from ..scenarios._engine import DEFAULT_RENORMALIZE, to_discrete_factor
@@ -77,8 +78,12 @@ class ExactInference:
         state names. ``joint=False``: a dict ``variable -> factor`` of the marginals. Evidence
         on a variable that is also queried is refused, as pgmpy refuses it; evidence of
         probability 0 raises :class:`~pufferfish_pgm.errors.ImpossibleSecretError` (pgmpy
-        returns NaN or drops part of the model). ``show_progress`` and ``elimination_order``
-        are accepted for pgmpy compatibility and ignored (the engine picks its own order).
+        returns NaN or drops part of the model). ``elimination_order`` is accepted for pgmpy
+        compatibility and ignored (the engine picks its own order). ``show_progress=True``
+        shows a bar (tqdm, else lines on stderr; :mod:`pufferfish_pgm._progress`) with one
+        step per conditional computed: each variable's with ``joint=False``, the one joint
+        otherwise (the elimination runs as one compiled plan, not step by step); a callable
+        ``(done, total)`` is called instead. The default is False (pgmpy's is True).
 
         Examples
         --------
@@ -88,11 +93,25 @@ class ExactInference:
         >>> sorted(out), out["smoke"].values.tolist()
         (['lung', 'smoke'], [0.5, 0.5])
         """
-        del show_progress, elimination_order  # pgmpy's knobs; nothing to show or choose
+        del elimination_order  # pgmpy's knob; the engine chooses its own order
+        steps = Ticker(as_progress(show_progress, "query"))
+        targets = _variables(self.scenario, variables, evidence)
+        if joint:
+            factor = self._factor(targets, evidence)
+            steps.finish()
+            return factor
+        steps.plan(len(targets) - 1)
+        out: dict = {}
+        for v in targets:
+            if out:
+                steps.tick()
+            out[v] = self._factor([v], evidence)
+        steps.finish()
+        return out
+
+    def _factor(self, targets: list, evidence: Mapping | None) -> Any:
+        """P(targets | evidence) as one pgmpy ``DiscreteFactor`` (targets checked)."""
         scenario = self.scenario
-        targets = _variables(scenario, variables, evidence)
-        if not joint:
-            return {v: self.query([v], evidence) for v in targets}
         values = conditional(scenario, targets, evidence, memory_budget=self.memory_budget)
         return to_discrete_factor(targets, [scenario.states_of(v) for v in targets], values)
 

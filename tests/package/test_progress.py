@@ -102,3 +102,33 @@ def test_a_silent_ticker_does_nothing() -> None:
     steps.part()(3, 3)
     steps.finish()
     assert not steps.active and steps.done == 0
+
+
+def test_exact_inference_shows_progress_per_conditional() -> None:
+    from helpers import load_network
+
+    import pufferfish_pgm as pp
+
+    engine = pp.ExactInference(load_network("asia"))
+    seen: list = []
+    out = engine.query(["lung", "smoke", "dysp"], joint=False,
+                       show_progress=lambda d, t: seen.append((d, t)))
+    assert sorted(out) == ["dysp", "lung", "smoke"]
+    assert seen == [(1, 3), (2, 3), (3, 3)]     # one step per marginal
+    seen.clear()
+    engine.query(["lung", "smoke"], show_progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(1, 1)]                      # one joint: one step
+    with pytest.raises(ParameterTypeError, match="progress must be"):
+        engine.query(["lung"], show_progress="yes")
+
+
+def test_exact_inference_show_progress_true_draws_on_stderr(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    from helpers import load_network
+
+    import pufferfish_pgm as pp
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    pp.ExactInference(load_network("asia")).query(["lung", "smoke"], joint=False,
+                                                  show_progress=True)
+    assert capsys.readouterr().err.splitlines()[-1] == "query: 100 % (2/2)"
