@@ -167,6 +167,11 @@ def contagion(graph: Any, *, base: float | Mapping = 0.05, spread: float | Mappi
 def _ising(graph: Any, base: Any, spread: Any, states: tuple,
            name: str) -> MarkovNetworkScenario:
     """The Ising-type Markov network of the module docstring on ``graph``'s edges."""
+    import networkx as nx  # type: ignore[import-untyped]  # networkx ships no type hints
+
+    if not isinstance(graph, nx.Graph):
+        raise ParameterTypeError(f"graph must be a networkx Graph or DiGraph, got "
+                                 f"{type(graph).__name__}")
     if graph.is_directed():
         graph = graph.to_undirected()
     nodes = list(graph.nodes)

@@ -25,8 +25,10 @@ def test_contagion_is_noisy_or_over_the_order() -> None:
 
 
 def test_contagion_refusals_name_the_problem() -> None:
-    with pytest.raises(pp.InvalidParameterError, match="not supported yet"):
-        pp.scenarios.contagion(nx.path_graph(3), directed=False)
+    with pytest.raises(pp.InvalidParameterError, match=r"spread\[\(0, 1\)\] = 1.0"):
+        pp.scenarios.contagion(nx.path_graph(3), spread=1.0, directed=False)
+    with pytest.raises(pp.ParameterTypeError, match="networkx"):
+        pp.scenarios.contagion([(0, 1)], directed=False)
     with pytest.raises(pp.InvalidParameterError, match=r"spread\[\(0, 1\)\]"):
         pp.scenarios.contagion(nx.path_graph(2), spread={(0, 1): 1.5})
     with pytest.raises(pp.InvalidParameterError, match="without an entry for 2"):
@@ -37,6 +39,17 @@ def test_contagion_refusals_name_the_problem() -> None:
         pp.scenarios.contagion(nx.star_graph(30), order=range(30, -1, -1))
     with pytest.raises(pp.ParameterTypeError, match="networkx"):
         pp.scenarios.contagion([(0, 1)])
+
+
+def test_undirected_contagion_takes_per_edge_spreads_in_either_orientation() -> None:
+    """directed=False: one unary factor (1 - base, base) per person and one pairwise factor
+    with 1 / (1 - spread) on (infected, infected) per edge (issue 24)."""
+    mn = pp.scenarios.contagion(nx.path_graph(3), base={0: 0.1, 1: 0.2, 2: 0.3},
+                                spread={(1, 0): 0.5, (1, 2): 0.75}, directed=False)
+    factors = dict(mn.factors())
+    assert factors[(1,)].tolist() == pytest.approx([0.8, 0.2])
+    assert factors[(0, 1)].tolist() == [[1.0, 1.0], [1.0, 2.0]]
+    assert factors[(1, 2)].tolist() == [[1.0, 1.0], [1.0, 4.0]]
 
 
 def test_households_from_rows() -> None:
