@@ -208,8 +208,7 @@ def audit(framework: Any, query: Any, scale: float, *, discrete: bool = False,
     more) is audited node by node without holding the laws (see
     :mod:`pufferfish_pgm.privacy_loss._streamed_exact`); same report.
     """
-    varying = any(getattr(m, "time_varying", False) for m in framework.scenarios)
-    streams = None if varying else chain_streams(framework, query)   # streams: one matrix
+    streams = chain_streams(framework, query)
     if streams is not None and sum(s.cells for s in streams) > STREAM_CELLS:
         _check_discrete(discrete)
         names = release_layout(framework, query)[3]
