@@ -40,12 +40,24 @@ from ..queries import (
     WindowedHistogram,
 )
 from ..scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario, ScenarioClass
+from ..scenarios._engine import PosteriorRecord, posterior_draws, posterior_of
 from ..secrets import Framework, JointSecret, NodeSecret
-from ._schema import REPAIR, bounded_int, check, child, describe, field, refuse
+from ._schema import (
+    REPAIR,
+    bounded_int,
+    check,
+    child,
+    decimal,
+    describe,
+    field,
+    finite_float,
+    refuse,
+)
 from ._values import canonical, floats, jsonable, lookup, plain, sha256
 
-__all__ = ["PAIR_LIST_LIMIT", "check_framework", "pairs_json", "query_from", "query_json",
-           "scenario_json", "scenario_parts"]
+__all__ = ["PAIR_LIST_LIMIT", "check_framework", "pairs_json", "posterior_json",
+           "posterior_statement", "query_from", "query_json", "read_posterior", "scenario_json",
+           "scenario_parts"]
 
 #: Frameworks with all pairs of every node are fingerprinted pair by pair up to this many pairs
 #: (so that listing them explicitly gives the same fingerprint), by their description beyond.
@@ -240,6 +252,7 @@ def check_framework(doc: dict, framework: Framework) -> None:
                                f"written for {len(certified)}")
     for i, (raw, scenario) in enumerate(zip(certified, cls, strict=True)):
         _check_scenario(raw, i, scenario)
+    _check_posterior(doc, cls)
     pairs = pairs_json(framework)
     sha, count = field(doc, "pairs.sha256", str), bounded_int(doc, "pairs.count", 0, 2**63)
     description = field(doc, "pairs.description", str)
@@ -251,3 +264,72 @@ def check_framework(doc: dict, framework: Framework) -> None:
     if count != pairs["count"]:
         raise CertificateError(f"the certificate's pairs.count is {count}, but the pairs its "
                                f"pairs.sha256 fingerprints are {pairs['count']} pairs" + REPAIR)
+
+
+# --- a class drawn from a posterior (docs/posterior.md) --------------------------------------
+
+def posterior_statement(record: PosteriorRecord) -> str:
+    """The coverage statement a posterior class supports, in one sentence."""
+    return (f"with probability >= {record.confidence} over the {record.draws} draws, the "
+            f"posterior mass of chains needing more Laplace noise than the certified scale is "
+            f"<= {1 - record.coverage:.6g} (Dirichlet prior {record.prior} per cell; "
+            "docs/posterior.md)")
+
+
+def posterior_json(cls: ScenarioClass, noisy: bool) -> dict:
+    """``{"posterior": ...}`` for a class drawn by ``ScenarioClass.from_posterior`` (its
+    prior, counts fingerprint, draws, coverage, confidence, seed, length; never the counts),
+    else ``{}``. Integer noise is refused: its coverage is not a threshold statement."""
+    record = posterior_of(cls)
+    if record is None:
+        return {}
+    if noisy:
+        raise CertificateError(
+            "cannot certify integer (optimal) noise on a class drawn from a posterior: its "
+            "noise law is not one Laplace scale, so the coverage statement of "
+            "docs/posterior.md does not hold for it; calibrate a Laplace mechanism "
+            "(ExactLaplaceMechanism, MarkovQuiltMechanism, ...) or certify a plain class")
+    return {"posterior": {
+        "prior": record.prior, "counts_sha256": record.counts_sha256, "draws": record.draws,
+        "coverage": record.coverage, "confidence": record.confidence,
+        "seed": str(record.seed), "length": record.length,
+        "statement": posterior_statement(record)}}
+
+
+def read_posterior(doc: dict) -> dict | None:
+    """The certificate's ``posterior`` record with every field checked (None: absent)."""
+    if "posterior" not in doc:
+        return None
+    at, sub = "posterior", field(doc, "posterior", dict)
+    out = {"prior": finite_float(sub, "prior", positive=True, at=at),
+           "counts_sha256": field(sub, "counts_sha256", str, at=at),
+           "draws": bounded_int(sub, "draws", 1, 2**40, at=at),
+           "coverage": finite_float(sub, "coverage", at=at),
+           "confidence": finite_float(sub, "confidence", at=at),
+           "seed": decimal(field(sub, "seed", str, at=at), "posterior.seed"),
+           "length": bounded_int(sub, "length", 1, 2**62, at=at)}
+    for key in ("coverage", "confidence"):
+        if not 0 < out[key] < 1:
+            raise refuse(f"posterior.{key}", out[key], "a number in (0, 1)")
+    if out["draws"] < posterior_draws(out["coverage"], out["confidence"]):
+        raise CertificateError(
+            f"the certificate's posterior.draws is {out['draws']}, fewer than the "
+            f"{posterior_draws(out['coverage'], out['confidence'])} its coverage and "
+            "confidence need" + REPAIR)
+    return out
+
+
+def _check_posterior(doc: dict, cls: ScenarioClass) -> None:
+    """A certified posterior record agrees with the class's own record, when it has one."""
+    certified, record = read_posterior(doc), posterior_of(cls)
+    if certified is not None and "noise" in doc:
+        raise CertificateError("the certificate records integer noise on a posterior class, "
+                               "which pufferfish_pgm refuses to certify" + REPAIR)
+    if certified is None or record is None:
+        return
+    for key, value in certified.items():
+        if getattr(record, key) != value:
+            raise CertificateError(
+                f"the class was drawn with {key} = {getattr(record, key)!r}, the certificate "
+                f"records posterior.{key} = {value!r}; build the class with "
+                "ScenarioClass.from_posterior and the certified options")

@@ -15,7 +15,11 @@ again from scratch, never trusting the recorded evidence:
   the law that is sampled (:func:`~pufferfish_pgm.privacy_loss.audit_integer_noise`), and
   when it promises a plain-DP floor ε' the pmf must have
   ``max_z |log f(z)/f(z ± d)| <= ε'`` for every move d one record can cause
-  (:func:`~pufferfish_pgm.mechanisms.optimal.dp_shifts`).
+  (:func:`~pufferfish_pgm.mechanisms.optimal.dp_shifts`);
+* a class drawn from a posterior (``ScenarioClass.from_posterior``, ``docs/posterior.md``) is
+  drawn again from the counts the framework's class carries, with the certified prior, draws
+  and seed: the counts' fingerprint and every redrawn member's fingerprint must be the
+  certified ones, else the coverage statement does not hold (``redrawn=False``).
 
 Examples
 --------
@@ -59,8 +63,10 @@ from ..mechanisms import (
 from ..mechanisms._engine import dp_loss, dp_shifts
 from ..privacy_loss import audit, audit_integer_noise, noiseless_epsilon
 from ..privacy_loss._engine import build_groups, release_layout
+from ..scenarios._engine import counts_fingerprint, posterior_of
 from ..secrets import Framework
 from . import _document, _noise
+from ._model import posterior_statement, read_posterior, scenario_json
 from ._schema import bounded_int, check, refuse
 
 __all__ = ["AUDIT_NODES", "Verification", "verify"]
@@ -98,6 +104,9 @@ class Verification:
     dp_epsilon, dp_realised : float or None
         Integer noise with a plain-DP floor: the certified ε' and the pmf's
         ``max_z |log f(z)/f(z ± d)|`` over every move d of one record (None otherwise).
+    redrawn : bool or None
+        A posterior class: whether redrawing it from the counts gave the certified members
+        (None: the certificate records no posterior).
     """
 
     holds: bool
@@ -108,6 +117,7 @@ class Verification:
     message: str
     dp_epsilon: float | None = None
     dp_realised: float | None = None
+    redrawn: bool | None = None
 
 
 def _audited(cal: Calibration) -> tuple[float, str]:
@@ -187,6 +197,29 @@ def _verify_noise(cal: OptimalCalibration, doc: dict) -> Verification:
                         dp_epsilon=dp, dp_realised=realised)
 
 
+def _redrawn(doc: dict, framework: Framework) -> tuple[bool, str] | None:
+    """Redraw a certified posterior class from the counts its record carries (see the module);
+    None when the certificate records no posterior."""
+    certified = read_posterior(doc)
+    if certified is None:
+        return None
+    record = posterior_of(framework.scenarios)
+    if record is None:
+        raise CertificateError(
+            f"the certificate is for a class of {certified['draws']} draws from a posterior "
+            "(docs/posterior.md); verify redraws it from the transition counts: build the "
+            "framework on ScenarioClass.from_posterior(data, prior=, coverage=, confidence=, "
+            "seed=) with the certified options")
+    ok = counts_fingerprint(record.counts) == certified["counts_sha256"]
+    ok = ok and [scenario_json(i, m)["sha256"] for i, m in enumerate(record.redraw())] == [
+        entry["sha256"] for entry in doc["scenarios"]]
+    what = (f"posterior class redrawn from the counts ({record.draws} draws, seed "
+            f"{record.seed}): ")
+    return ok, what + (f"every member matches; {posterior_statement(record)}" if ok else
+                       "it is NOT the certified class (other counts or other draws), so the "
+                       "coverage statement does not hold")
+
+
 def _message(holds: bool, promise: str, checks: list[str]) -> str:
     """The verdict on ``promise`` followed by the checks that decided it."""
     verdict = "holds" if holds else "does NOT hold"
@@ -211,6 +244,10 @@ def verify(text: str | bytes, framework: Framework) -> Verification:
     replanned = None
     checks = []
     holds = True
+    redrawn = _redrawn(doc, framework)
+    if redrawn is not None:
+        holds = redrawn[0]
+        checks.append(redrawn[1])
     if cal.mechanism in _QUILT_MECHANISMS:
         replanned = _replanned(cal, doc)
         ok = scale >= replanned * (1 - RTOL)
@@ -228,4 +265,5 @@ def verify(text: str | bytes, framework: Framework) -> Verification:
     message = _message(holds, f"{cal.mechanism} scale {scale:.6g} for {cal.query.name} at "
                               f"ε={eps}", checks)
     return Verification(holds=holds, epsilon=eps, scale=scale, audited_epsilon=audited,
-                        replanned_scale=replanned, message=message)
+                        replanned_scale=replanned, message=message,
+                        redrawn=None if redrawn is None else redrawn[0])
