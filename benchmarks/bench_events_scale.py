@@ -3,11 +3,15 @@
 Writes the log (one Parquet file per block of users, ~50 intervals per user and day, four
 states), then in fresh processes, each reporting CPU seconds and peak RSS:
 
-* ``fit``: Θ = one chain of 1,440 one-minute slots, by map-reduce: ``transition_counts`` of
-  the slotted days of the first ``--fit-users`` users, batch by batch, summed;
+* ``fit``: Θ = one chain of 1,440 one-minute slots, by map-reduce over every user: the
+  transition counts of each batch straight from its intervals (``event_transition_counts``,
+  no slots; ``event_batches`` under a 2 GB cap), summed;
 * ``calibrate``: the Markov Quilt Mechanism once, for ``Count(walk)`` on that chain;
 * ``release``: the D daily aggregates (minutes walked, summed over users) from the intervals
   (``event_batches`` under a 2 GB cap, ``event_counts`` per batch, no slots), one draw each;
+* ``cli``: all of it in one command, ``pufferfish-pgm release --events FOLDER --aggregate
+  --slot 1min --window 1d --memory-budget 2GB`` (pass 1 fit, one calibration, pass 2): its
+  CPU seconds and peak RSS (a child process);
 * ``dask``: the same aggregates on a 2-worker ``LocalCluster`` (one task per file); the CPU
   seconds are the driver's (the workers' are in the wall time), the workers' peak RSS is that
   of the cluster's processes once they have exited.
@@ -61,15 +65,14 @@ def write_log(folder: Path, users: int, days: int) -> int:
     return rows
 
 
-def _fit(folder: Path, fit_users: int) -> object:
+def _fit(folder: Path) -> object:
     import pufferfish_pgm as pp
+    from pufferfish_pgm.scenarios._engine import event_transition_counts
 
     total = 0
-    for batch in pp.scenarios.event_batches(folder, batch_rows=50_000, memory_budget="2GB"):
-        if batch["user"].iloc[0] >= fit_users:
-            break
-        slots = pp.sequences_from_events(batch.astype({"state": object}), slot=SLOT)
-        total = total + pp.transition_counts(slots, states=list(STATES))
+    for batch in pp.scenarios.event_batches(folder, batch_rows=1_000_000, memory_budget="2GB"):
+        total = total + event_transition_counts(batch.astype({"state": object}), slot=SLOT,
+                                                states=list(STATES))
     return total.chain(pseudocount=1.0, initial="stationary", name="minutes")
 
 
@@ -108,6 +111,19 @@ def _dask(folder: Path, cal: object) -> object:
     return cal.add_noise(totals.astype(np.int64))
 
 
+def _cli(folder: Path) -> str:
+    """The whole release as one command in a child process (its RSS is the child's)."""
+    out = subprocess.run([sys.executable, "-m", "pufferfish_pgm.cli", "release", "--events",
+                          str(folder), "--aggregate", "--slot", SLOT, "--window", "1d",
+                          "--query", "count:walk", "--memory-budget", "2GB", "--progress"],
+                         capture_output=True, text=True, check=False)
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    lines = out.stdout.splitlines()
+    batches = sum(" batch " in line for line in out.stderr.splitlines())
+    return f"{batches} batch reads; {lines[2][:60]}; {lines[3][:40]} ... {lines[-2][:40]}"
+
+
 def _short(out: object) -> str:
     """One line: a chain's name and length, or the first and last released days."""
     if hasattr(out, "length"):
@@ -117,10 +133,12 @@ def _short(out: object) -> str:
             f"{out.index[-1]:%m-%d} {values[-1]:,}")
 
 
-def worker(step: str, folder: str, state: str, fit_users: int) -> None:
+def worker(step: str, folder: str, state: str) -> None:
     start, wall = time.process_time(), time.perf_counter()
     if step == "fit":
-        out: object = _fit(Path(folder), fit_users)
+        out: object = _fit(Path(folder))
+    elif step == "cli":
+        out = _cli(Path(folder))
     else:
         cal = pickle.loads(Path(state).read_bytes())
         out = {"calibrate": _calibrate, "release": lambda c: _release(Path(folder), c),
@@ -128,9 +146,12 @@ def worker(step: str, folder: str, state: str, fit_users: int) -> None:
     if step in ("fit", "calibrate"):
         Path(state).write_bytes(pickle.dumps(out))
     cpu = time.process_time() - start
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if step == "cli":
+        cpu += children.ru_utime + children.ru_stime
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    shown = getattr(out, "summary", lambda: None)() or _short(out)
+    child = children.ru_maxrss * 1024
+    shown = out if isinstance(out, str) else getattr(out, "summary", lambda: None)() or _short(out)
     print(json.dumps({"step": step, "cpu": cpu, "wall": time.perf_counter() - wall,
                       "peak": peak, "child_peak": child, "out": shown}))
 
@@ -139,12 +160,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=10_000)
     parser.add_argument("--days", type=int, default=30)
-    parser.add_argument("--fit-users", type=int, default=2_000)
     parser.add_argument("--dask", action="store_true")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(*args.worker, args.fit_users)
+        worker(*args.worker)
         return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "log"
@@ -155,10 +175,9 @@ def main() -> None:
         print(f"{args.users:,} users x {args.days} days: {rows:,} intervals, "
               f"{size / 2**20:,.0f} MB of Parquet (written in {time.perf_counter() - t:.0f} s)")
         state = Path(tmp) / "state.pickle"
-        for step in ["fit", "calibrate", "release"] + (["dask"] if args.dask else []):
+        for step in ["fit", "calibrate", "release", "cli"] + (["dask"] if args.dask else []):
             out = subprocess.run([sys.executable, __file__, "--worker", step, str(folder),
-                                  str(state), "--fit-users", str(args.fit_users)],
-                                 capture_output=True, text=True)
+                                  str(state)], capture_output=True, text=True)
             if out.returncode:
                 print(f"{step}: failed\n{out.stderr[-2000:]}")
                 return
@@ -166,6 +185,7 @@ def main() -> None:
             print(f"{step:>9}: {m['cpu']:8.1f} CPU s ({m['wall']:.0f} s wall), "
                   f"peak RSS {m['peak'] / 2**30:5.2f} GB"
                   + (f" (workers {m['child_peak'] / 2**30:.2f} GB)" if step == "dask" else "")
+                  + (f" (the command {m['child_peak'] / 2**30:.2f} GB)" if step == "cli" else "")
                   + f"  {m['out'][:160]}")
 
 
