@@ -5,7 +5,9 @@
 * :func:`plot_privacy_loss` — the privacy-loss curve log p_a(w)/p_b(w) over outputs w;
 * :func:`plot_profile` — a released profile (e.g. minutes per hour) against the truth;
 * :func:`plot_noise_curves` — the noise's E|Z| against ε per mechanism, with the answer's
-  spread (``pp.advise(...).plot``).
+  spread (``pp.advise(...).plot``);
+* :func:`plot_robustness` — the realised ε of a calibration under beliefs off Θ
+  (``pp.robustness``), as a cumulative share against the calibrated ε.
 
 Every function writes a PNG file and returns its path. Without matplotlib they raise
 :class:`~pufferfish_pgm.errors.MissingDependencyError` (an ``ImportError``).
@@ -28,7 +30,7 @@ from .scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario
 from .secrets import Framework
 
 __all__ = ["plot_noise_curves", "plot_privacy_loss", "plot_profile", "plot_quilt",
-           "plot_scale_vs_epsilon"]
+           "plot_robustness", "plot_scale_vs_epsilon"]
 
 COLOURS = {"nearby": "#e8743b", "quilt": "#3b7de8", "remote": "#9aa5b1", "secret": "#c0182a"}
 
@@ -262,4 +264,37 @@ def plot_noise_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float
     ax.set_ylabel("noise E|Z|")
     ax.set_title(title or "noise against ε")
     ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def plot_robustness(report: Any, path: str | Path, *, title: str = "") -> Path:
+    """The share of beliefs whose realised ε is at most x, against x, for a
+    ``pp.robustness`` report, with the calibrated ε as a vertical line: how fast the
+    guarantee degrades off Θ (beliefs told apart exactly, ε = inf, are counted in the title).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from types import SimpleNamespace
+    >>> report = SimpleNamespace(realised=(0.4, 0.9, 1.3), epsilon=1.0, exceed=1 / 3)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = plot_robustness(report, Path(tmp) / "r.png")
+    ...     out.name, out.stat().st_size > 0
+    ('r.png', True)
+    """
+    plt = _pyplot()
+    values = np.sort(np.asarray(report.realised, dtype=float))
+    finite = values[np.isfinite(values)]
+    share = np.arange(1, len(finite) + 1) / max(len(values), 1)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.step(finite, share, where="post", label="beliefs off Θ")
+    ax.axvline(report.epsilon, color="black", linestyle="--",
+               label=f"calibrated ε = {report.epsilon:g}")
+    ax.set_xlabel("realised ε")
+    ax.set_ylabel("share of beliefs with realised ε ≤ x")
+    ax.set_ylim(0, 1.02)
+    told = len(values) - len(finite)
+    ax.set_title(title or f"{len(values)} beliefs: {100 * report.exceed:.3g}% above ε"
+                 + (f", {told} told apart exactly (ε = inf)" if told else ""))
+    ax.legend(fontsize=8, loc="lower right")
     return _save(fig, path)

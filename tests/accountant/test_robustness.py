@@ -85,3 +85,12 @@ def test_bad_calibration_and_levels_are_refused() -> None:
         pp.robustness(1.5, CALM)      # type: ignore[arg-type]
     with pytest.raises(pp.InvalidParameterError, match="levels"):
         pp.robustness(cal, CALM, levels=(0.5, 2.0))
+
+
+def test_plot_of_a_report(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    from pufferfish_pgm.plots import plot_robustness
+
+    cal = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(pp.Framework(CALM), pp.Count(1))
+    out = plot_robustness(pp.robustness(cal, [CALM, STICKY, MIXING]), tmp_path / "r.png")
+    assert out.read_bytes()[:4] == b"\x89PNG" and out.stat().st_size > 5000
