@@ -36,7 +36,7 @@ from ..quilts import ChainPlan
 from ..scenarios import ScenarioClass
 from ..secrets import Framework
 from ._advise import advise, usefulness_lines
-from ._compare import compare, demo
+from ._compare import calibrate_with, compare, demo, progress_wanted
 from ._options import (
     _certified,
     _coerce,
@@ -98,7 +98,7 @@ def calibrate(args: argparse.Namespace) -> dict:
     fw, query = _setup(args)
     mech = mechanism(args.mechanism, args.epsilon)
     with quiet():     # said in the output instead
-        cal = mech.calibrate(fw, query)
+        cal = calibrate_with(mech, fw, query, progress_wanted(args))
     lines, useful = usefulness_lines(cal)
     text = "\n".join([_describe(fw, query, args.epsilon), cal.summary(), *lines])
     out = {"mechanism": cal.mechanism, "scale": cal.scale, "epsilon": cal.epsilon,

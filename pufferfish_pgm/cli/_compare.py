@@ -13,7 +13,9 @@ for a node is at least the node's exact realised ε (the empty quilt gives exact
 other quilt more; ``docs/exact-quilt.md``), so its scale is never below ``exact``'s, which the
 table has; its only gain is cost where ``exact`` cannot run, and on networks its quilt search
 is the slow one (482 s on alarm, where ``exact`` takes 0.02 s). ``--mechanisms`` runs it.
-When stderr is a terminal, each row says on stderr when it starts and how long it took.
+When stderr is a terminal, each row says on stderr when it starts and how long it took, and
+the long calibrations draw their progress there (``--progress``/``--no-progress`` force it on
+or off; :func:`calibrate_with`).
 
 Examples
 --------
@@ -28,6 +30,8 @@ pufferfish_pgm.errors.InvalidParameterError: --dp-epsilon sets the DP floor of t
 from __future__ import annotations
 
 import argparse
+import inspect
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -55,7 +59,8 @@ from ..scenarios import MarkovChainScenario, Scenario
 from ..secrets import Framework
 from ._options import _describe, _setup, _table
 
-__all__ = ["DP_FACTOR", "DP_ROW", "NOT_ON_NETWORKS", "compare", "demo"]
+__all__ = ["DP_FACTOR", "DP_ROW", "NOT_ON_NETWORKS", "calibrate_with", "compare", "demo",
+           "progress_wanted"]
 
 #: The row of optimal noise with the plain-DP floor (``compare --mechanisms ...,optimal+dp``).
 DP_ROW = "optimal+dp"
@@ -103,9 +108,24 @@ def _make(name: str, epsilon: float, dp_epsilon: float | None) -> Mechanism:
     return mechanism(name, epsilon)
 
 
+def progress_wanted(args: argparse.Namespace) -> bool:
+    """``--progress``/``--no-progress`` if given, else whether stderr is a terminal (never in
+    pipes, files, CI or captured tests)."""
+    wanted = getattr(args, "progress", None)
+    return sys.stderr.isatty() if wanted is None else bool(wanted)
+
+
+def calibrate_with(mech: Mechanism, fw: Framework, query: Query, progress: bool) -> Calibration:
+    """``mech.calibrate(fw, query)``, with a progress bar on stderr when ``progress`` and the
+    mechanism's calibration is one of the long ones (those taking ``progress=``)."""
+    if progress and "progress" in inspect.signature(mech.calibrate).parameters:
+        return mech.calibrate(fw, query, progress=True)  # type: ignore[call-arg]
+    return mech.calibrate(fw, query)
+
+
 def _compare_rows(fw: Framework, query: Query, epsilon: float,
-                  names: Sequence[str] = MECHANISM_ORDER, dp_epsilon: float | None = None
-                  ) -> tuple[list[dict], list[Calibration | None]]:
+                  names: Sequence[str] = MECHANISM_ORDER, dp_epsilon: float | None = None,
+                  progress: bool = False) -> tuple[list[dict], list[Calibration | None]]:
     """One row per mechanism of ``names`` (scale, E|Z|, exact realised epsilon, seconds) and
     the calibrations.
 
@@ -116,9 +136,9 @@ def _compare_rows(fw: Framework, query: Query, epsilon: float,
     calibrations: list[Calibration | None] = []
     for i, name in enumerate(names):
         start = time.perf_counter()
-        _progress(f"[{i + 1}/{len(names)}] {name} ...", end=" ")
+        _progress(f"[{i + 1}/{len(names)}] {name} ...", end="\n" if progress else " ")
         try:
-            cal = _make(name, epsilon, dp_epsilon).calibrate(fw, query)
+            cal = calibrate_with(_make(name, epsilon, dp_epsilon), fw, query, progress)
             row = _row(name, fw, query, cal, epsilon)
         except PufferfishError as err:
             message = " ".join(str(err).split())  # one line
@@ -201,8 +221,6 @@ def _realised_epsilon(fw: Framework, query: Query, cal: Calibration) -> float:
 def _progress(text: str, end: str = "\n") -> None:
     """Progress on stderr, only when stderr is a terminal (never in pipes, files or CI): a
     row's line starts when it starts and ends with its time when it ends."""
-    import sys
-
     if sys.stderr.isatty():
         print(text, end=end, file=sys.stderr, flush=True)
 
@@ -221,7 +239,8 @@ def compare(args: argparse.Namespace) -> dict:
     names = _names(given, dp_epsilon)
     fw, query = _setup(args)
     names, left_out = _defaults(names, given is not None, fw)
-    rows, _ = _compare_rows(fw, query, args.epsilon, names, dp_epsilon)
+    rows, _ = _compare_rows(fw, query, args.epsilon, names, dp_epsilon,
+                            progress_wanted(args))
     note, code = _failures(rows)
     if getattr(args, "plot", None) and code == 0:
         plot_scale_vs_epsilon(fw, query, args.plot)

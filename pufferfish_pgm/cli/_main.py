@@ -83,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--mechanism", choices=MECHANISMS, default="mqm")
         if name == "calibrate":
             p.add_argument("--out", help="write the calibration certificate (JSON) to this path")
+        if name in ("calibrate", "compare"):
+            p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                           help="show the progress of long calibrations (exact, optimal, "
+                                "exact-quilt) on stderr (default: only when stderr is a "
+                                "terminal)")
         if name == "release":
             p.add_argument("--data", help="CSV: one row per user; columns are nodes (network) "
                                           "or time steps (chain)")

@@ -117,3 +117,20 @@ def test_only_the_long_calibrations_take_progress() -> None:
         mech = mechanism(name, 1.0)
         takes = "progress" in inspect.signature(mech.calibrate).parameters
         assert takes == (mech.name in LONG), mech.name
+
+
+@pytest.mark.parametrize("argv", [
+    ["calibrate", "--length", "12", "--mechanism", "exact"],
+    ["compare", "--length", "12", "--mechanisms", "group,exact"],
+])
+def test_the_cli_shows_progress_with_the_flag_only(argv: list, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    from pufferfish_pgm.cli import main
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)    # plain lines: easy to read back
+    assert main([*argv, "--progress"]) == 0
+    shown = capsys.readouterr()
+    assert "exact Laplace: 100 % (" in shown.err and "exact Laplace" not in shown.out
+    assert main(argv) == 0                            # stderr is not a terminal here
+    assert main([*argv, "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
