@@ -334,6 +334,11 @@ class Mechanism(ABC):
         client's ``get_executor()``: the mechanism's expensive loops (per scenario in the exact
         engines, per secret node in the network planner) run there, with results identical to
         the serial run. Mechanisms without such a loop accept it and run as usual.
+
+        The long calibrations (``ExactLaplaceMechanism``, ``OptimalNoiseMechanism``,
+        ``ExactQuiltMechanism``) also take a keyword-only ``progress=None``: True for a bar on
+        stderr, or a callable ``progress(done, total)`` (:mod:`pufferfish_pgm._progress`).
+        Mechanisms whose calibration is fast do not take it (no keyword accepted and ignored).
         """
 
     def __post_init__(self) -> None:
