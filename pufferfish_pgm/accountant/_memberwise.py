@@ -1,0 +1,126 @@
+"""A class's Laplace scale member by member, with a running maximum (``docs/posterior.md``).
+
+A release ``F + Laplace(λ)`` is ε-Pufferfish private for a finite class Θ exactly when it is
+for every member (the definition quantifies over θ), and for one θ the passing scales form a
+ray ``[t(θ), ∞)`` (DESIGN §3.7, monotone in the scale). So the exact scale of Θ is
+``max_θ t(θ)``, and a member need not be calibrated when it already passes the exact audit at
+a scale known to be needed: :func:`memberwise_scale` calibrates one member, audits the others
+at that scale, calibrates the worst that fails, audits only the failing ones at the new scale,
+and so on. Members that pass are pruned for good (they pass at every larger scale). For a
+posterior class of hundreds of chains (``ScenarioClass.from_posterior``) this replaces one
+calibration per member by one audit per member and a few calibrations.
+
+Other Laplace mechanisms (MQM, ...) are calibrated on each member alone; the largest of those
+scales is private for the class (each member's own proof holds at any larger scale, §3.7), and
+no larger than the mechanism's scale on the whole class when the mechanism takes a maximum
+over the class (MQM's max-influence does).
+
+Examples
+--------
+>>> from pufferfish_pgm.scenarios import MarkovChainScenario, ScenarioClass
+>>> from pufferfish_pgm.secrets import Framework
+>>> from pufferfish_pgm.queries import Count
+>>> from pufferfish_pgm.mechanisms import ExactLaplaceMechanism
+>>> fw = Framework(ScenarioClass([
+...     MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 8),
+...     MarkovChainScenario([[0.6, 0.4], [0.4, 0.6]], "stationary", 8, name="mixing")]))
+>>> out = memberwise_scale(ExactLaplaceMechanism(epsilon=2.0), fw, Count(1))
+>>> out.binding, out.calibrated, out.audited
+('chain', 1, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from .._parallel import run_map
+from ..errors import ParameterTypeError
+from ..mechanisms import ExactLaplaceMechanism, Mechanism
+from ..mechanisms._engine import quiet
+from ..privacy_loss import audit
+from ..secrets import Framework
+from ._robustness import _framework_for
+
+__all__ = ["MemberScales", "memberwise_scale"]
+
+
+@dataclass(frozen=True)
+class MemberScales:
+    """The class scale found member by member.
+
+    Attributes
+    ----------
+    scale : float
+        ``max`` over members of each member's own scale (exact: the smallest λ the exact
+        audit accepts for every member).
+    binding : str
+        The member whose scale it is.
+    calibrated : int
+        Members calibrated on their own.
+    audited : int
+        Member audits run to prune the others (exact Laplace only).
+    rounds : int
+        Rounds of auditing the members still failing.
+    """
+
+    scale: float
+    binding: str
+    calibrated: int
+    audited: int
+    rounds: int
+
+
+def _own_scale(mechanism: Mechanism, framework: Framework, query: Any) -> float:
+    with quiet():       # one member is not a release; the caller checks usefulness
+        return float(mechanism.calibrate(framework, query).scale)
+
+
+def _others(mechanism: Mechanism, frameworks: list, query: Any, executor: Any) -> MemberScales:
+    scales = run_map(lambda fw: _own_scale(mechanism, fw, query), frameworks, executor)
+    worst = max(range(len(scales)), key=scales.__getitem__)
+    return MemberScales(scales[worst], frameworks[worst].scenarios[0].name, len(scales), 0, 0)
+
+
+def memberwise_scale(mechanism: Mechanism, framework: Framework, query: Any, *,
+                     executor: Any = None) -> MemberScales:
+    """The largest of the members' own scales, with pruning for exact Laplace (see the
+    module); ``executor`` (a ``concurrent.futures.Executor``) runs the audits or the member
+    calibrations.
+
+    Raises
+    ------
+    ParameterTypeError
+        ``mechanism`` is not a mechanism or ``framework`` not a framework.
+    """
+    if not isinstance(mechanism, Mechanism) or not isinstance(framework, Framework):
+        raise ParameterTypeError(f"memberwise_scale() takes a Mechanism and a Framework, got "
+                                 f"{type(mechanism).__name__} and {type(framework).__name__}")
+    frameworks = [_framework_for(framework, m) for m in framework.scenarios]
+    if not isinstance(mechanism, ExactLaplaceMechanism):
+        return _others(mechanism, frameworks, query, executor)
+    return _exact(mechanism, frameworks, query, executor)
+
+
+def _realised(frameworks: list, query: Any, scale: float, i: int) -> float:
+    return float(audit(frameworks[i], query, scale).epsilon)
+
+
+def _exact(mechanism: Mechanism, frameworks: list, query: Any, executor: Any) -> MemberScales:
+    """The running maximum of the members' exact scales (see the module)."""
+    binding, scale = 0, _own_scale(mechanism, frameworks[0], query)
+    pending, counts = list(range(1, len(frameworks))), [1, 0, 0]   # calibrated, audited, rounds
+    while pending:
+        realised = run_map(partial(_realised, frameworks, query, scale), pending, executor)
+        counts[1] += len(pending)
+        counts[2] += 1
+        failing = [(r, i) for r, i in zip(realised, pending, strict=True)
+                   if r > mechanism.epsilon]
+        if not failing:
+            break
+        binding = max(failing)[1]
+        scale = max(scale, _own_scale(mechanism, frameworks[binding], query))
+        counts[0] += 1
+        pending = [i for _, i in failing if i != binding]
+    return MemberScales(scale, frameworks[binding].scenarios[0].name, *counts)

@@ -1,0 +1,40 @@
+"""memberwise_scale (accountant/_memberwise.py): the class scale member by member with a
+running maximum equals the exact calibration of the whole class, and is proven by the audit."""
+
+from __future__ import annotations
+
+import pytest
+
+import pufferfish_pgm as pp
+from pufferfish_pgm.accountant._memberwise import memberwise_scale
+
+pytestmark = pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_exact_member_by_member_equals_the_whole_class(seed: int) -> None:
+    cls = pp.ScenarioClass.from_posterior([[0, 1, 1, 0, 1, 1, 0], [1, 1, 0, 0, 0, 1, 1]],
+                                          coverage=0.8, confidence=0.95, seed=seed)
+    fw, mech = pp.Framework(cls), pp.ExactLaplaceMechanism(epsilon=1.0)
+    out = memberwise_scale(mech, fw, pp.Count(1))
+    whole = mech.calibrate(fw, pp.Count(1)).scale
+    assert out.scale == pytest.approx(whole, rel=1e-9)
+    assert pp.audit(fw, pp.Count(1), out.scale).epsilon <= 1.0 * (1 + 1e-9)
+    assert out.calibrated < len(cls) and out.audited >= len(cls) - 1   # it pruned
+    assert out.binding in [m.name for m in cls]
+
+
+def test_mqm_member_by_member_is_private_and_no_larger() -> None:
+    cls = pp.ScenarioClass.from_posterior([[0, 1, 1, 0, 1, 1, 0, 0] * 3], coverage=0.7,
+                                          confidence=0.9, seed=5)
+    fw, mech = pp.Framework(cls), pp.MarkovQuiltMechanism(epsilon=1.0)
+    out = memberwise_scale(mech, fw, pp.Count(1))
+    assert out.scale <= mech.calibrate(fw, pp.Count(1)).scale * (1 + 1e-12)
+    assert out.calibrated == len(cls)
+    assert pp.audit(fw, pp.Count(1), out.scale).epsilon <= 1.0 * (1 + 1e-9)
+
+
+def test_refuses_what_is_not_a_mechanism() -> None:
+    fw = pp.Framework(pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 4))
+    with pytest.raises(pp.ParameterTypeError, match="takes a Mechanism and a Framework"):
+        memberwise_scale("exact", fw, pp.Count(1))      # type: ignore[arg-type]
