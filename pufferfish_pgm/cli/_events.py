@@ -68,6 +68,17 @@ def _days(paths: list[str], slot: str, fill: str | None) -> tuple[Any, list[str]
                   for w in repaired]
 
 
+def _cohort(args: argparse.Namespace) -> dict:
+    """``--theta cohort``: one chain for everyone, the log streamed (:mod:`._cohort`)."""
+    from ._cohort import release_cohort  # deferred like this module
+
+    if getattr(args, "calibration", None):
+        raise InvalidParameterError("--calibration is not read with --theta cohort; give the "
+                                    "chain with --model CHAIN.json (it is calibrated once)")
+    per_day = _slots_per_day(args.slot)
+    return release_cohort(args, per_day, _window_slots(args.window, args.slot, per_day))
+
+
 def _theta(args: argparse.Namespace) -> str:
     """``--theta``; by default cohort for a Parquet log (a folder or .parquet/.pq file)."""
     if getattr(args, "theta", None):
@@ -145,10 +156,7 @@ def release_events(args: argparse.Namespace) -> dict:
     """Fit, calibrate and release every day of the logs (see the module docstring); with
     ``--theta cohort`` one chain for everyone, the log streamed (:mod:`._cohort`)."""
     if _theta(args) == "cohort":
-        from ._cohort import release_cohort  # deferred like this module
-
-        per_day = _slots_per_day(args.slot)
-        return release_cohort(args, per_day, _window_slots(args.window, args.slot, per_day))
+        return _cohort(args)
     for option in ("output", "progress"):
         if getattr(args, option, None):
             raise InvalidParameterError(f"--{option} goes with --theta cohort (one chain for "

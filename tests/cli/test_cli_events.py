@@ -167,6 +167,7 @@ def test_parquet_without_pyarrow_says_what_to_install(tmp_path, capsys, monkeypa
     (["--aggregate", "--slot", "7"], "must be a duration with a unit"),
     (["--aggregate", "--window", "5h", "--slot", "2h"], "whole number of 2h slots"),
     (["--aggregate", "--query", "count:fly"], "count:ACTIVITY, one of sit, sleep, walk"),
+    (["--aggregate", "--calibration", "cal.json"], "--calibration is not read"),
 ])
 def test_bad_cohort_options_exit_2_with_one_line(tmp_path, capsys, extra, fragment):
     code, _, err = run(capsys, "release", "--events", str(_csv(tmp_path)), "--theta", "cohort",
