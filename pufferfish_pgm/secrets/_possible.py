@@ -38,6 +38,7 @@ from ..inference import conditional, secret_probability
 from ..scenarios import (
     BayesianNetworkScenario,
     MarkovChainScenario,
+    MarkovNetworkScenario,
     Scenario,
     ScenarioClass,
     as_class,
@@ -244,7 +245,26 @@ def node_support(scenario: Scenario, node: Any) -> np.ndarray:
         sure = _surely_possible(scenario, node)
         if sure.all():
             return sure
+    if isinstance(scenario, MarkovNetworkScenario):
+        sure = _surely_possible_factors(scenario, node)
+        if sure.all():
+            return sure
     return conditional(scenario, [node]) > 0
+
+
+def _surely_possible_factors(mn: MarkovNetworkScenario, node: Any) -> np.ndarray:
+    """The states ``s`` of ``node`` at which every factor over ``node`` is positive: possible.
+
+    Z > 0 (checked when the model is made) gives a joint state x of positive weight; setting
+    x_node = s changes only the factors over ``node``, positive at s, so the weight stays
+    positive.
+    """
+    ok = np.ones(len(mn.states_of(node)), dtype=bool)
+    for scope, values in zip(mn.tables.scopes, mn.tables.values, strict=True):
+        if node in scope:
+            axis = scope.index(node)
+            ok &= np.moveaxis(values > 0, axis, 0).reshape(len(ok), -1).all(axis=1)
+    return ok
 
 
 def _surely_possible(bn: BayesianNetworkScenario, node: Any) -> np.ndarray:

@@ -206,3 +206,18 @@ def test_undirected_contagion_is_an_ising_model():
         pp.scenarios.contagion(graph, spread=1.0, directed=False)
     with pytest.raises(pp.InvalidParameterError, match="0 < base < 1"):
         pp.scenarios.contagion(graph, base=0.0, directed=False)
+
+
+def test_possible_states_are_read_off_positive_factors_without_inference():
+    # A 40-clique of pairwise factors: inference of one node's marginal needs a table of
+    # 2^39 cells, refused under a 1 MiB budget; the framework's possibility check must not
+    # need it (every factor positive: every state possible).
+    nodes = [f"x{i}" for i in range(40)]
+    factors = [((u, v), [[2.0, 1.0], [1.0, 2.0]]) for i, u in enumerate(nodes)
+               for v in nodes[i + 1:]]
+    mn = pp.MarkovNetworkScenario.from_factors(factors, dict.fromkeys(nodes, (0, 1)))
+    from pufferfish_pgm.secrets._possible import node_support
+
+    assert node_support(mn, "x3").tolist() == [True, True]
+    with pytest.raises(LimitExceededError):
+        conditional(mn, ["x3"], memory_budget=2**20)
