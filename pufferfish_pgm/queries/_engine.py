@@ -7,7 +7,16 @@ another stage imports one of this stage's private modules directly.
 """
 
 from ._chain_count_law import ChainCountTables
-from ._count_engine import ChainSteps, backward, convolve, forward, step, tilt_lift
+from ._count_engine import (
+    ChainSteps,
+    backward,
+    batch_convolve,
+    convolve,
+    count_lift,
+    forward,
+    step,
+    tilt_lift,
+)
 from ._encoding import (
     batch_answers,
     coordinate_names,
@@ -46,4 +55,6 @@ __all__ = [
     "step",
     "stream_node_laws",
     "tilt_lift",
+    "batch_convolve",
+    "count_lift",
 ]
