@@ -11,9 +11,11 @@ Every count law of a chain (DESIGN §3.6) is built from three operations, define
 * **the lift** that follows each step: along a count axis a shift of each state's row by its
   weight (:func:`shift_rows`), along a tilt axis the factor ``e^{γ w(s)}``
   (:func:`tilt_lift`);
-* **the convolution** of a forward and a backward row (:func:`convolve`): one linear-space
-  product when both log ranges fit ``STRETCH`` nats (every product of two entries stays above
-  ``e^-700``), else the stretch-wise log-space convolution; one rule, one threshold.
+* **the convolution** of a forward and a backward row (:func:`convolve`), or of many row
+  pairs at once (:func:`batch_convolve`): one linear-space product when the two log ranges
+  add up to at most ``2 · STRETCH`` nats (every product of two entries, and so every sum of
+  them, stays above ``e^-700`` of the peak, inside float64's normal range), else the
+  stretch-wise log-space convolution; one rule (:func:`fits_linear`), one threshold.
 
 :func:`forward` and :func:`backward` run the traversal with any lift and an optional
 ``trim(t, offset, table)`` (the cuts of :mod:`pufferfish_pgm.queries._truncated_count_law`).
@@ -41,8 +43,8 @@ from .._tolerances import LOG_RANGE
 from ..distributions._engine import log_convolve, log_matmul
 from ..errors import InvalidParameterError
 
-__all__ = ["ChainSteps", "STRETCH", "backward", "convolve", "count_lift", "forward",
-           "shift_rows", "step", "tilt_lift"]
+__all__ = ["ChainSteps", "STRETCH", "backward", "batch_convolve", "convolve", "count_lift",
+           "fits_linear", "forward", "shift_rows", "step", "tilt_lift"]
 
 #: Largest log range (nats) of a factor convolved in linear space (two multiply to >= e^-700).
 STRETCH = LOG_RANGE
@@ -108,21 +110,22 @@ def step(table: np.ndarray, p: np.ndarray, log_p_min: float, forward: bool = Tru
 
 
 def shift_rows(table: np.ndarray, shifts: np.ndarray, width: int) -> np.ndarray:
-    """Row ``s`` of ``table`` (k, n) moved right by ``shifts[s]``, cut or padded to ``width``.
+    """Row ``s`` of ``table`` (..., k, n) moved right by ``shifts[s]``, cut or padded to
+    ``width`` (leading axes, e.g. a bridge's start state, move along).
 
     Examples
     --------
     >>> shift_rows(np.array([[0.0, 1.0], [2.0, 3.0]]), np.array([0, 1]), 3).tolist()
     [[0.0, 1.0, -inf], [-inf, 2.0, 3.0]]
     """
-    k, n = table.shape
-    out = np.full((k, width), -np.inf)
+    n = table.shape[-1]
+    out = np.full(table.shape[:-1] + (width,), -np.inf)
     shifts = np.asarray(shifts, dtype=np.int64)
     for d in np.unique(shifts).tolist():        # few distinct weights: one copy each
         if d < width:
             rows = shifts == d
             stop = min(width, d + n)
-            out[rows, d:stop] = table[rows, :stop - d]
+            out[..., rows, d:stop] = table[..., rows, :stop - d]
     return out
 
 
@@ -174,9 +177,57 @@ def backward(steps: ChainSteps, shape: tuple, lift: Lift, length: int,
         yield t, offset, table
 
 
+def fits_linear(range_x: np.ndarray | float, range_y: np.ndarray | float) -> np.ndarray:
+    """The one rule of the convolutions: two log vectors whose log ranges (largest less
+    smallest finite entry) add up to at most ``2 · STRETCH`` nats are convolved in linear
+    space, each scaled by its peak (every product, hence every sum of products, is then
+    above ``e^-700``: positive normal floats, summed without cancellation).
+
+    Examples
+    --------
+    >>> fits_linear(300.0, 400.0), fits_linear(300.0, 401.0)
+    (np.True_, np.False_)
+    """
+    return np.asarray(range_x) + np.asarray(range_y) <= 2.0 * STRETCH
+
+
+def batch_convolve(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Row-wise :func:`convolve` of ``xs`` (J, n) and ``ys`` (J, m), to relative precision.
+
+    Rows that :func:`fits_linear` are scaled by their maxima and convolved together in
+    linear space, a loop over the shorter side vectorised over rows and counts; the others
+    go through :func:`log_convolve`'s stretches one by one.
+
+    Examples
+    --------
+    >>> coin = np.log([[0.5, 0.5]])
+    >>> np.exp(batch_convolve(coin, coin)).tolist()
+    [[0.25, 0.5, 0.25]]
+    """
+    xs, ys = np.atleast_2d(xs), np.atleast_2d(ys)
+    out = np.full((xs.shape[0], xs.shape[1] + ys.shape[1] - 1), -np.inf)
+    top_x, top_y = xs.max(axis=1, keepdims=True), ys.max(axis=1, keepdims=True)
+    low_x = np.where(np.isfinite(xs), xs, np.inf).min(axis=1, keepdims=True)
+    low_y = np.where(np.isfinite(ys), ys, np.inf).min(axis=1, keepdims=True)
+    linear = fits_linear(top_x - low_x, top_y - low_y).ravel()
+    linear &= np.isfinite(top_x).ravel() & np.isfinite(top_y).ravel()
+    if linear.any():
+        ex, ey = np.exp(xs[linear] - top_x[linear]), np.exp(ys[linear] - top_y[linear])
+        if ex.shape[1] > ey.shape[1]:
+            ex, ey = ey, ex
+        acc = np.zeros((ex.shape[0], out.shape[1]))
+        for t in range(ex.shape[1]):
+            acc[:, t:t + ey.shape[1]] += ex[:, t:t + 1] * ey
+        with np.errstate(divide="ignore"):
+            out[linear] = np.log(acc) + top_x[linear] + top_y[linear]
+    for j in np.flatnonzero(~linear):
+        out[j] = log_convolve(xs[j], ys[j])
+    return out
+
+
 def convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``log (e^x ⊛ e^y)`` to relative precision: one linear-space product when both log
-    ranges fit ``STRETCH`` (zero masses are exact either way), else :func:`log_convolve`.
+    """``log (e^x ⊛ e^y)`` to relative precision: one linear-space product where
+    :func:`fits_linear` holds (zero masses are exact either way), else :func:`log_convolve`.
 
     Examples
     --------
@@ -192,7 +243,7 @@ def convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.full(x.size + y.size - 1, -np.inf)
     low_x = np.min(x, where=np.isfinite(x), initial=top_x)
     low_y = np.min(y, where=np.isfinite(y), initial=top_y)
-    if top_x - low_x > STRETCH or top_y - low_y > STRETCH:
+    if not fits_linear(top_x - low_x, top_y - low_y):
         return log_convolve(x, y)
     with np.errstate(divide="ignore"):
         return np.log(np.convolve(np.exp(x - top_x), np.exp(y - top_y))) + (top_x + top_y)

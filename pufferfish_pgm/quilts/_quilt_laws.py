@@ -12,8 +12,10 @@ law of the nearby part ``F_N = Σ_{t ∈ N} w(X_t)`` given ``(x_Q, X_i = s)`` an
 A two-sided quilt {X_{i-a} = u, X_{i+b} = v} has nearby law ``G_a[u,s] ⊛ δ_{w(s)} ⊛ G_b[s,v]``
 (normalised): past and future of X_i are independent given X_i. One-sided quilts use H_i or
 K_d for the open side, the empty quilt both. Every table is a logarithm and every convolution
-is exact to relative precision (:func:`~pufferfish_pgm.distributions._log_space.log_convolve`,
-never FFT), because the loss of a Laplace release is often decided in the far tails.
+is exact to relative precision, never FFT, because the loss of a Laplace release is often
+decided in the far tails. Every step and convolution is the one count-law engine's
+(:mod:`pufferfish_pgm.queries._count_engine`): a step is ``step(count_lift(w)(g, 0), P)``,
+the shift of each state's row by its weight followed by the scaled matrix product.
 
 Examples
 --------
@@ -33,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from ..distributions._engine import log_convolve, log_matmul, logsumexp
-from ..queries._engine import ChainCountTables
+from ..distributions._engine import logsumexp
+from ..queries._engine import ChainCountTables, ChainSteps, batch_convolve, count_lift, step
 from ..scenarios import MarkovChainScenario
 from ._chain_planner import pair_groups
 
-__all__ = ["ChainBridges", "ChainQuiltLaws", "LINEAR_RANGE", "QuiltRows", "batch_log_convolve",
+__all__ = ["ChainBridges", "ChainQuiltLaws", "QuiltRows", "batch_log_convolve",
            "log_advance", "quilt_rows", "whole_chain_cells", "whole_chain_laws",
            "whole_chain_rows"]
 
@@ -57,12 +59,9 @@ def log_advance(table: np.ndarray, log_p: np.ndarray, weights: np.ndarray,
     >>> np.exp(step).tolist()                                  # X_1 = 0 or 1, count w(X_0) = 0
     [[0.5, 0.0], [0.5, 0.0]]
     """
-    k, width = table.shape[-2], table.shape[-1]
-    shifted = np.full(table.shape[:-1] + (width + int(weights.max()),), -np.inf)
-    for s in range(k):
-        shifted[..., s, weights[s]:weights[s] + width] = table[..., s, :]
     p = np.exp(log_p)
-    return log_matmul(shifted, p if forward else p.T)
+    lifted = count_lift(np.asarray(weights, dtype=np.int64)[None])(table, 0)
+    return step(lifted, p, ChainSteps(p).log_min, forward)
 
 
 class ChainBridges:
@@ -73,10 +72,13 @@ class ChainBridges:
 
     def __init__(self, transition: np.ndarray, initial: np.ndarray | None,
                  weights: np.ndarray) -> None:
+        self.transition = np.asarray(transition, dtype=float)
+        self.steps = ChainSteps(self.transition)
         with np.errstate(divide="ignore"):
-            self.log_p = np.log(np.asarray(transition, dtype=float))
+            self.log_p = np.log(self.transition)
             log_q0 = None if initial is None else np.log(np.asarray(initial, dtype=float))
         self.weights = np.asarray(weights, dtype=np.int64)
+        self._lift = count_lift(self.weights[None])
         self.k = self.log_p.shape[0]
         self._g = [np.empty((0,)), self.log_p[:, :, None].copy()]
         self.fixed = log_q0 is not None
@@ -84,10 +86,15 @@ class ChainBridges:
         self._h = [np.zeros((self.k, 1)) if log_q0 is None else log_q0[:, None]]
         self._end = [np.zeros((self.k, 1))]
 
+    def advance(self, table: np.ndarray, forward: bool = True) -> np.ndarray:
+        """One step of the count recursion (:func:`log_advance` with this chain's P and
+        weights): the engine's ``step(count_lift(w)(table, 0), P)``."""
+        return step(self._lift(table, 0), self.transition, self.steps.log_min, forward)
+
     def bridge(self, a: int) -> np.ndarray:
         """``G_a`` (k, k, (a-1)·max w + 1), a >= 1."""
         while len(self._g) <= a:
-            self._g.append(log_advance(self._g[-1], self.log_p, self.weights))
+            self._g.append(self.advance(self._g[-1]))
         return self._g[a]
 
     def start(self, i: int) -> np.ndarray:
@@ -95,13 +102,13 @@ class ChainBridges:
         if i > 0 and not self.fixed:
             raise ValueError("internal error: start tables of a chain with initial='any'")
         while len(self._h) <= i:
-            self._h.append(log_advance(self._h[-1], self.log_p, self.weights))
+            self._h.append(self.advance(self._h[-1]))
         return self._h[i]
 
     def end(self, d: int) -> np.ndarray:
         """``K_d`` (k, d·max w + 1)."""
         while len(self._end) <= d:
-            self._end.append(log_advance(self._end[-1], self.log_p, self.weights, False))
+            self._end.append(self.advance(self._end[-1], False))
         return self._end[d]
 
 
@@ -282,17 +289,9 @@ def _law_table(jobs: list[tuple], count: int, width: int) -> np.ndarray:
     return table
 
 
-#: Largest sum of the two inputs' log ranges convolved in linear space: every product is
-#: then above e^-650 of the peak, inside float64's normal range, so sums keep relative precision.
-LINEAR_RANGE = 650.0
-
-
 def batch_log_convolve(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    """Row-wise :func:`log_convolve` of ``xs`` (J, n) and ``ys`` (J, m), to relative precision.
-
-    Rows whose two log ranges add up to at most ``LINEAR_RANGE`` are scaled by their maxima
-    and convolved together in linear space (sums of positive terms: no cancellation, no
-    underflow); the others go through :func:`log_convolve`'s stretches one by one.
+    """Row-wise convolution of log rows to relative precision: the count-law engine's
+    :func:`~pufferfish_pgm.queries._count_engine.batch_convolve` (kept under this name).
 
     Examples
     --------
@@ -300,25 +299,7 @@ def batch_log_convolve(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
     >>> np.exp(batch_log_convolve(coin, coin)).tolist()
     [[0.25, 0.5, 0.25]]
     """
-    xs, ys = np.atleast_2d(xs), np.atleast_2d(ys)
-    out = np.full((xs.shape[0], xs.shape[1] + ys.shape[1] - 1), -np.inf)
-    top_x, top_y = xs.max(axis=1, keepdims=True), ys.max(axis=1, keepdims=True)
-    low_x = np.where(np.isfinite(xs), xs, np.inf).min(axis=1, keepdims=True)
-    low_y = np.where(np.isfinite(ys), ys, np.inf).min(axis=1, keepdims=True)
-    linear = ((top_x - low_x) + (top_y - low_y) <= LINEAR_RANGE).ravel()
-    linear &= np.isfinite(top_x).ravel() & np.isfinite(top_y).ravel()
-    if linear.any():
-        ex, ey = np.exp(xs[linear] - top_x[linear]), np.exp(ys[linear] - top_y[linear])
-        if ex.shape[1] > ey.shape[1]:
-            ex, ey = ey, ex
-        acc = np.zeros((ex.shape[0], out.shape[1]))
-        for t in range(ex.shape[1]):   # the shorter side; vectorised over rows and counts
-            acc[:, t:t + ey.shape[1]] += ex[:, t:t + 1] * ey
-        with np.errstate(divide="ignore"):
-            out[linear] = np.log(acc) + top_x[linear] + top_y[linear]
-    for j in np.flatnonzero(~linear):
-        out[j] = log_convolve(xs[j], ys[j])
-    return out
+    return batch_convolve(xs, ys)
 
 
 def whole_chain_cells(length: int, k: int, weights: np.ndarray) -> int:

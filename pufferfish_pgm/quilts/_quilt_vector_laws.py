@@ -12,9 +12,9 @@ It comes from one forward pass over the block per θ. The free values are packed
 of one integer (:mod:`~pufferfish_pgm.quilts._quilt_window_codes`: one digit of radix
 n_j·max w + 1 per window for a count, k − 1 digits of radix n_j + 1 for a histogram, n_j the
 block's slots in window j, so a digit never overflows), a slot adds its state's packed weight
-in its window, and every step is the scalar log-space recursion
-:func:`~pufferfish_pgm.quilts._quilt_laws.log_advance` (sums of positive terms: exact to
-relative precision, never FFT). The rows are then placed on the grid of the *released*
+in its window, and every step is the count-law engine's lift and step
+(:mod:`pufferfish_pgm.queries._count_engine`; sums of positive terms: exact to relative
+precision, never FFT). The rows are then placed on the grid of the *released*
 coordinates (a histogram's dependent last count has its own axes). The prior part
 ``log P(x_Q|s)/P(x_Q|s')`` depends on the quilt values only and is the scalar one
 (:class:`~pufferfish_pgm.quilts._quilt_laws.ChainQuiltLaws`).
@@ -50,10 +50,11 @@ import numpy as np
 from .._budget import check_allocation
 from ..distributions._engine import logsumexp
 from ..queries import WindowedCount, WindowedHistogram, WindowedQuery
+from ..queries._engine import count_lift, step
 from ..scenarios import MarkovChainScenario
 from ._chain_planner import pair_groups
 from ._quilt_classes import NodeClass, chain_candidates, chain_classes
-from ._quilt_laws import ChainBridges, ChainQuiltLaws, QuiltRows, log_advance, quilt_rows
+from ._quilt_laws import ChainBridges, ChainQuiltLaws, QuiltRows, quilt_rows
 from ._quilt_window_codes import BlockCode, CountCode, HistogramCode
 
 __all__ = ["ChainVectorLaws", "MAX_PASS_CELLS", "MAX_VECTOR_CELLS", "block_law",
@@ -124,13 +125,15 @@ def window_code(framework: Any, query: WindowedQuery) -> Code:
     return CountCode(windowed_weights(framework, query))
 
 
-def _step(table: np.ndarray, log_p: np.ndarray | None, shift: np.ndarray,
+def _step(table: np.ndarray, br: ChainBridges | None, shift: np.ndarray,
           size: int) -> np.ndarray:
-    """Add each state's packed weight ``shift`` to the counts, then move one step (or stay
-    put: ``log_p`` None); counts never leave ``size`` (digits do not overflow)."""
-    if log_p is None:
-        log_p = np.where(np.eye(table.shape[-2], dtype=bool), 0.0, -np.inf)
-    return log_advance(table, log_p, shift)[..., :size]
+    """Add each state's packed weight ``shift`` to the counts, then move one step of ``br``'s
+    chain (or stay put: ``br`` None), by the count-law engine's lift and step; counts never
+    leave ``size`` (digits do not overflow)."""
+    lifted = count_lift(np.asarray(shift, dtype=np.int64)[None])(table, 0)
+    if br is None:
+        return lifted[..., :size]
+    return step(lifted, br.transition, br.steps.log_min)[..., :size]
 
 
 def _fix(table: np.ndarray) -> np.ndarray:
@@ -150,7 +153,7 @@ def _forward(br: ChainBridges, block: tuple[int, int, int, bool, bool], width: i
     if closed_left:   # the quilt node X_{lo-1} = u: not counted
         table = np.full((k, k, size), -np.inf)
         table[np.arange(k), np.arange(k), 0] = 0.0
-        table = _step(table, br.log_p, np.zeros(k, dtype=np.int64), size)
+        table = _step(table, br, np.zeros(k, dtype=np.int64), size)
     else:
         table = np.full((1, k, size), -np.inf)
         table[0, :, 0] = br.start(0)[:, 0]
@@ -158,7 +161,7 @@ def _forward(br: ChainBridges, block: tuple[int, int, int, bool, bool], width: i
         if t == node:
             table = _fix(table)
         last = t == hi and not closed_right
-        table = _step(table, None if last else br.log_p,
+        table = _step(table, None if last else br,
                       code.shifts[t // width - lo // width], size)
     if not closed_right:
         table = logsumexp(table, axis=-2)[..., None, :]
