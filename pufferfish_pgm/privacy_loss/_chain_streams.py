@@ -50,7 +50,8 @@ class ChainStream:
         pair among them fails the audit all the same)."""
         rows = [(t, a, b) for t, pairs in self.nodes.items() if t not in skip
                 for _, a, b in pairs]
-        node, first, second = (np.array(x, dtype=np.int64) for x in zip(*rows, strict=True))
+        node, first, second = (np.array(x, dtype=np.int64).reshape(-1) for x in
+                               (zip(*rows, strict=True) if rows else ((), (), ())))
         return MgfTask(self.scenario.transition, self.scenario.initial_distribution,
                        self.weights, node, first, second, float(self.step))
 

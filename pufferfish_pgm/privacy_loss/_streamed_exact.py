@@ -117,7 +117,8 @@ def _raise_pass(task: tuple) -> tuple[float, int, float]:
     level = cut_level(len(stream.weights), epsilon)
     limit = epsilon - loss_error_bound(len(stream.weights), level)
     middle = range(0) if plan is None else plan.nodes(len(stream.weights))
-    losses = node_limit_losses(stream.mgf_task(frozenset(middle)), lower)
+    outside = any(t not in middle for t in stream.nodes)     # else every node is bounded
+    losses = node_limit_losses(stream.mgf_task(frozenset(middle)), lower) if outside else {}
     ranked = sorted((t for t in losses if t not in middle), key=losses.__getitem__)
     rep = (middle.start + middle.stop) // 2 if plan is not None else -1
     only = frozenset(ranked[max(len(ranked) - CANDIDATES, 0):]) | {rep}
@@ -276,10 +277,11 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
     entries, skipped = _entries(streams, done)
     possible = {x for e in entries for x in (e.pair.first, e.pair.second)}
     for stream, skip in zip(streams, skips, strict=True):
-        possible |= {x for t in skip for pair, _, _ in stream.nodes[t]
+        possible |= {x for t in skip for pair, _, _ in stream.nodes.get(t, ())
                      for x in (pair.first, pair.second)}
     check_possible(framework.pairs, possible)
-    report = _report(entries, scale, names, skipped, coverage + middle_note(skips),
+    report = _report(entries, scale, names, skipped, coverage + middle_note(
+        [frozenset(k) & frozenset(st.nodes) for st, k in zip(streams, skips, strict=True)]),
                      False)
     return StreamedResult(scale, report, lower, steps)
 

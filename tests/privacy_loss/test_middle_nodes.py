@@ -209,3 +209,22 @@ def test_middle_nodes_are_skipped_on_a_long_chain(monkeypatch):
     loose = _calibrate(fw, query, True)
     assert "bounded together" not in loose.report.coverage
     assert loose.scale == pytest.approx(full.scale, rel=3e-9)
+
+
+def test_secrets_on_middle_nodes_only():
+    # every pair on one middle node: the raise pass has no candidate outside the middle and
+    # the skipped range holds nodes without pairs; the scale is the full audit's, and the
+    # note counts only nodes with pairs (this raised a ValueError, then a KeyError, before)
+    rng = np.random.default_rng(1)
+    chain = pp.MarkovChainScenario(rng.dirichlet(np.full(3, 3.0), size=3), "stationary", 160)
+    for nodes in ([80], [70, 90]):
+        fw = pp.Framework(chain, pp.secret_pairs(chain, nodes=nodes))
+        out = _calibrate(fw, pp.Count(1), True)
+        full = _calibrate(fw, pp.Count(1), False)
+        if out is None:     # no node left for the bracket: the mechanism takes the stored path
+            assert nodes == [70, 90]
+            continue
+        assert out.scale == pytest.approx(full.scale, rel=3e-9)
+        note = out.report.coverage.partition("; ")[2]
+        assert note == "" or note.startswith(f"{len(nodes)} middle nodes")   # not 127
+        assert pp.audit(fw, pp.Count(1), out.scale).passes(1.0, 1e-9)
