@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError, ParameterTypeError
+from ..errors import ImpossibleSecretError, InvalidParameterError, ParameterTypeError
 from ..mechanisms import Calibration, OptimalCalibration
 from ..privacy_loss import audit, audit_integer_noise, noiseless_epsilon
 from ..privacy_loss._engine import build_groups, release_layout
@@ -88,6 +88,17 @@ def _framework_for(framework: Framework, belief: Any) -> Framework:
     return Framework(belief) if explicit is None else Framework(belief, explicit)
 
 
+def _belief_epsilon(cal: Calibration, belief: Any) -> float:
+    """The realised ε of ``cal``'s release under ``belief`` alone."""
+    try:
+        return _realised(cal, _framework_for(cal.framework, belief))
+    except ImpossibleSecretError as err:
+        raise ImpossibleSecretError(
+            f"belief {belief.name!r}: {err}; the calibration lists its pairs and this belief "
+            "makes one of their secrets impossible: audit it on pairs it makes possible (or "
+            "calibrate with a default framework)") from None
+
+
 def _realised(cal: Calibration, framework: Framework) -> float:
     if isinstance(cal, OptimalCalibration):
         return float(audit_integer_noise(framework, cal.query, cal.noise).epsilon)
@@ -110,6 +121,8 @@ def robustness(calibration: Calibration, scenarios: Any, *,
         A level outside [0, 1].
     ScenarioClassError
         A belief does not share the calibration's nodes and states.
+    ImpossibleSecretError
+        The calibration lists its pairs and a belief makes one of their secrets impossible.
     """
     if not isinstance(calibration, Calibration):
         raise ParameterTypeError(f"robustness() audits a Calibration, got "
@@ -117,8 +130,7 @@ def robustness(calibration: Calibration, scenarios: Any, *,
     beliefs = as_class(scenarios)
     if not all(isinstance(q, (int, float)) and 0.0 <= q <= 1.0 for q in levels):
         raise InvalidParameterError(f"levels must be quantile levels in [0, 1], got {levels!r}")
-    realised = np.array([_realised(calibration, _framework_for(calibration.framework, b))
-                         for b in beliefs])
+    realised = np.array([_belief_epsilon(calibration, b) for b in beliefs])
     quantiles = tuple((float(q), float(np.quantile(realised, q, method="inverted_cdf")))
                       for q in levels)
     eps = float(calibration.epsilon)

@@ -401,7 +401,7 @@ def test_public_names_survive_the_split() -> None:
 
     assert sorted(accountant.__all__) == [
         "ContinualRelease", "GroupAccount", "PrivacyAccountant", "RecordedRelease",
-        "joint_audit", "quilt_bound"]
+        "RobustnessReport", "joint_audit", "quilt_bound", "robustness"]
     assert all(hasattr(accountant, name) for name in accountant.__all__)
     with pytest.warns(DeprecationWarning, match="accountant._engine"):
         moved = (accountant.full_range, accountant.pair_range)

@@ -94,3 +94,11 @@ def test_plot_of_a_report(tmp_path) -> None:
     cal = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(pp.Framework(CALM), pp.Count(1))
     out = plot_robustness(pp.robustness(cal, [CALM, STICKY, MIXING]), tmp_path / "r.png")
     assert out.read_bytes()[:4] == b"\x89PNG" and out.stat().st_size > 5000
+
+
+def test_a_belief_that_makes_a_listed_secret_impossible_is_named() -> None:
+    stuck = pp.MarkovChainScenario([[1.0, 0.0], [0.2, 0.8]], [1.0, 0.0], 5, name="stuck")
+    cal = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(
+        pp.Framework(CALM, pp.secret_pairs(CALM, nodes=[1])), pp.Count(1))
+    with pytest.raises(pp.ImpossibleSecretError, match="belief 'stuck'"):
+        pp.robustness(cal, stuck)
