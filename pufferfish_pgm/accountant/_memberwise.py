@@ -4,11 +4,13 @@ A release ``F + Laplace(λ)`` is ε-Pufferfish private for a finite class Θ exa
 for every member (the definition quantifies over θ), and for one θ the passing scales form a
 ray ``[t(θ), ∞)`` (DESIGN §3.7, monotone in the scale). So the exact scale of Θ is
 ``max_θ t(θ)``, and a member need not be calibrated when it already passes the exact audit at
-a scale known to be needed: :func:`memberwise_scale` calibrates one member, audits the others
-at that scale, calibrates the worst that fails, audits only the failing ones at the new scale,
-and so on. Members that pass are pruned for good (they pass at every larger scale). For a
-posterior class of hundreds of chains (``ScenarioClass.from_posterior``) this replaces one
-calibration per member by one audit per member and a few calibrations.
+a scale known to be needed: :func:`memberwise_scale` calibrates a pilot of about √n members
+spread over the class (their largest scale is near the top of the members' thresholds, so few
+others fail it), audits the others at that scale, calibrates the worst that fails, audits only
+the failing ones at the new scale, and so on. Members that pass are pruned for good (they
+pass at every larger scale). For a posterior class of hundreds of chains
+(``ScenarioClass.from_posterior``) this replaces one calibration per member by one audit per
+member and about √n calibrations.
 
 Other Laplace mechanisms (MQM, ...) are calibrated on each member alone; the largest of those
 scales is private for the class (each member's own proof holds at any larger scale, §3.7), and
@@ -31,9 +33,12 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
+
+import numpy as np
 
 from .._parallel import run_map
 from ..errors import ParameterTypeError
@@ -77,8 +82,13 @@ def _own_scale(mechanism: Mechanism, framework: Framework, query: Any) -> float:
         return float(mechanism.calibrate(framework, query).scale)
 
 
+def _member_scale(mechanism: Mechanism, frameworks: list, query: Any, i: int) -> float:
+    return _own_scale(mechanism, frameworks[i], query)
+
+
 def _others(mechanism: Mechanism, frameworks: list, query: Any, executor: Any) -> MemberScales:
-    scales = run_map(lambda fw: _own_scale(mechanism, fw, query), frameworks, executor)
+    scales = run_map(partial(_member_scale, mechanism, frameworks, query),
+                     range(len(frameworks)), executor)
     worst = max(range(len(scales)), key=scales.__getitem__)
     return MemberScales(scales[worst], frameworks[worst].scenarios[0].name, len(scales), 0, 0)
 
@@ -109,8 +119,13 @@ def _realised(frameworks: list, query: Any, scale: float, i: int) -> float:
 
 def _exact(mechanism: Mechanism, frameworks: list, query: Any, executor: Any) -> MemberScales:
     """The running maximum of the members' exact scales (see the module)."""
-    binding, scale = 0, _own_scale(mechanism, frameworks[0], query)
-    pending, counts = list(range(1, len(frameworks))), [1, 0, 0]   # calibrated, audited, rounds
+    step = max(1, len(frameworks) // math.isqrt(len(frameworks)))
+    pilot = list(range(0, len(frameworks), step))     # ~sqrt(n) members, evenly spread
+    scales = run_map(partial(_member_scale, mechanism, frameworks, query), pilot, executor)
+    binding, scale = pilot[int(np.argmax(scales))], max(scales)
+    chosen = set(pilot)
+    pending = [i for i in range(len(frameworks)) if i not in chosen]
+    counts = [len(pilot), 0, 0]                        # calibrated, audited, rounds
     while pending:
         realised = run_map(partial(_realised, frameworks, query, scale), pending, executor)
         counts[1] += len(pending)
