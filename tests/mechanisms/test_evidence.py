@@ -150,5 +150,5 @@ def test_mechanisms_need_only_the_protocol() -> None:
     assert cal.scale == 15.0 and cal.evidence.lipschitz == 3.0
     with pytest.raises(ParameterTypeError, match="weight_table"):
         cal.release([0, 1, 1, 0, 1], rng=np.random.default_rng(0))
-    with pytest.raises(ParameterTypeError, match="calibrate needs a query"):
+    with pytest.raises(ParameterTypeError, match="query must be a Count"):
         pp.GroupDPMechanism(epsilon=1.0).calibrate(Framework(CHAIN), object())
