@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._parallel import check_executor
-from ..errors import ParameterTypeError
 from ..queries import Query
 from ..scenarios import ScenarioClass
 from ..secrets import Framework
+from ._contract import check_arguments
 from .base import Calibration, Mechanism
 from .evidence import BaselineEvidence
 
@@ -36,7 +36,8 @@ __all__ = ["EntryDPMechanism", "GroupDPMechanism", "check_inputs"]
 
 
 def check_inputs(framework: object, query: object) -> ScenarioClass:
-    """The framework's scenario class, after checking the argument types.
+    """The framework's scenario class, after checking the argument types
+    (:func:`._contract.check_arguments`, the one check every ``calibrate`` makes).
 
     Examples
     --------
@@ -45,18 +46,10 @@ def check_inputs(framework: object, query: object) -> ScenarioClass:
     >>> check_inputs(fw, "count(1)")
     Traceback (most recent call last):
     ...
-    pufferfish_pgm.errors.ParameterTypeError: calibrate needs a query such as Count, ...
+    pufferfish_pgm.errors.ParameterTypeError: query must be a Count, LinearQuery, Histogram ...
     """
-
-    if not isinstance(framework, Framework):
-        raise ParameterTypeError(
-            f"calibrate needs a Framework (scenarios and secret pairs), got "
-            f"{type(framework).__name__}; build one with pufferfish_pgm.Framework(scenarios)")
-    if not isinstance(query, Query):
-        raise ParameterTypeError(
-            f"calibrate needs a query such as Count, LinearQuery or Histogram, got "
-            f"{type(query).__name__}")
-    return framework.scenarios
+    check_arguments(framework, query)
+    return framework.scenarios  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, kw_only=True)
