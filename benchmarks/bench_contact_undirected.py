@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+from _common import quilt_summary
+
 
 def _framework(kind: str, n: int):
     import networkx as nx
@@ -43,12 +45,7 @@ def run_one(kind: str, n: int, mechanism: str) -> dict:
         mech = (pp.ExactLaplaceMechanism(epsilon=1.0) if mechanism == "exact"
                 else pp.MarkovQuiltMechanism(epsilon=1.0))
         cal = mech.calibrate(fw, query)
-        trivial = getattr(cal.evidence, "trivial_nodes", None)
-        why = getattr(cal.evidence, "trivial_reasons", None) or {}
-        out["result"] = f"scale {cal.scale:.4g}" + (
-            f" ({trivial} trivial quilts" if trivial is not None else "") + "".join(
-            f"; {c} by {r.split(':')[0]}" for r, c in why.items()) + (
-            ")" if trivial is not None else "")
+        out["result"] = quilt_summary(cal)
     except pp.PufferfishError as err:
         out["result"] = f"refused: {type(err).__name__}: {str(err)[:200]}"
     out["cpu_s"] = round(time.process_time() - start, 2)

@@ -27,8 +27,9 @@ import subprocess
 import sys
 import time
 import warnings
-from collections import Counter
 from pathlib import Path
+
+from _common import ordonez_day
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data-real"
 CASES = ["sticky-1440", "benign-1440", "ordonez-A-10min", "ordonez-B-10min", "ordonez-A-1min",
@@ -49,26 +50,13 @@ def _chains(length: int, sticky: bool):
     return pp.Framework(pp.ScenarioClass(chains)), pp.Count(0 if sticky else 1)
 
 
-def _ordonez(home: str, slot: str, data: Path):
-    import pufferfish_pgm as pp
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # the repair's report of what it changed
-        wide = pp.sequences_from_events(pp.read_ordonez(data / f"Ordonez{home}_ADLs.txt",
-                                                        repair=True), slot=slot, fill="Idle")
-    chain = pp.MarkovChainScenario.fit(wide, initial="stationary", name=f"Ordonez{home}")
-    counts = Counter(v for row in wide.itertuples(index=False) for v in row)
-    state = next(s for s, _ in counts.most_common() if s != "Idle")
-    return pp.Framework(chain.with_length(wide.shape[1])), pp.Count(state)
-
-
 def run_case(case: str, data: Path) -> str:
     import pufferfish_pgm as pp
 
     kind, _, rest = case.partition("-")
     if kind == "ordonez":
         home, _, slot = rest.partition("-")
-        fw, query = _ordonez(home, slot, data)
+        fw, query = ordonez_day(home, slot, data)
     else:
         fw, query = _chains(int(rest), kind == "sticky")
     with warnings.catch_warnings():

@@ -31,11 +31,10 @@ import resource
 import subprocess
 import sys
 import time
-import warnings
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from _common import ordonez_day
 
 import pufferfish_pgm as pp
 
@@ -129,14 +128,7 @@ def _case(name: str, length: int | None, data: Path) -> tuple[pp.Framework, pp.Q
                   for j in range(4)]
         return pp.Framework(pp.ScenarioClass(chains)), pp.Count(0)
     _, home, slot = name.split()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # the repair's report of what it changed
-        wide = pp.sequences_from_events(pp.read_ordonez(data / f"Ordonez{home}_ADLs.txt",
-                                                        repair=True), slot=slot, fill="Idle")
-    chain = pp.MarkovChainScenario.fit(wide, initial="stationary", name=f"Ordonez{home}")
-    counts = Counter(v for row in wide.itertuples(index=False) for v in row)
-    state = next(s for s, _ in counts.most_common() if s != "Idle")
-    return pp.Framework(chain.with_length(wide.shape[1])), pp.Count(state)
+    return ordonez_day(home, slot, data)
 
 
 def _one(name: str, length: int | None, mech: str, data: Path) -> None:

@@ -21,13 +21,13 @@ import subprocess
 import sys
 import time
 import warnings
-from collections import Counter
 from pathlib import Path
+
+from _common import DATA, ordonez_day
 
 import pufferfish_pgm as pp
 from pufferfish_pgm.errors import PufferfishError
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data-real"
 CASES = [("A", "10min"), ("B", "10min"), ("A", "1min"), ("B", "1min")]
 MECHANISMS = {
     "entry": lambda e: pp.EntryDPMechanism(epsilon=e),
@@ -44,22 +44,9 @@ MECHANISMS = {
 }
 
 
-def fitted(home: str, slot: str, data: Path) -> tuple[pp.Framework, pp.Query]:
-    """The fitted chain of one home at one slot width and the count of its most frequent
-    non-idle activity."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # the repair's report of what it changed
-        wide = pp.sequences_from_events(pp.read_ordonez(data / f"Ordonez{home}_ADLs.txt",
-                                                        repair=True), slot=slot, fill="Idle")
-    chain = pp.MarkovChainScenario.fit(wide, initial="stationary", name=f"Ordonez{home}")
-    counts = Counter(v for row in wide.itertuples(index=False) for v in row)
-    state = next(s for s, _ in counts.most_common() if s != "Idle")
-    return pp.Framework(chain.with_length(wide.shape[1])), pp.Count(state)
-
-
 def one(home: str, slot: str, name: str, data: Path) -> None:
     """One calibration in this process; prints one table row."""
-    fw, query = fitted(home, slot, data)
+    fw, query = ordonez_day(home, slot, data)
     chain = fw.scenarios.members[0]
     row = f"| {home} | {slot} | {chain.k} | {chain.length:,} | {name} |"
     start = time.process_time()

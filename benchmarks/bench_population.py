@@ -24,6 +24,8 @@ import subprocess
 import sys
 import time
 
+from _common import quilt_summary
+
 
 def _households(spread: float):
     import pufferfish_pgm as pp
@@ -72,12 +74,7 @@ def run_one(kind: str, n: int, mechanism: str) -> dict:
             mech = (pp.ExactLaplaceMechanism(epsilon=1.0) if mechanism == "exact"
                     else pp.MarkovQuiltMechanism(epsilon=1.0))
             cal = mech.calibrate(fw, query)
-            trivial = getattr(cal.evidence, "trivial_nodes", None)
-            why = getattr(cal.evidence, "trivial_reasons", None) or {}
-            out["result"] = f"scale {cal.scale:.4g}" + (
-                f" ({trivial} trivial quilts" if trivial is not None else "") + "".join(
-                f"; {n} by {r.split(':')[0]}" for r, n in why.items()) + (
-                ")" if trivial is not None else "")
+            out["result"] = quilt_summary(cal)
     except pp.PufferfishError as err:
         out["result"] = f"refused: {type(err).__name__}: {str(err)[:160]}"
     out["cpu_s"] = round(time.process_time() - start, 2)
