@@ -33,7 +33,7 @@ import numpy as np
 
 from .._budget import check_allocation
 from ..errors import InvalidModelError, ParameterTypeError, UnknownNodeError
-from ._scenarios import _Domain
+from ._network_scenario import _Domain
 
 __all__ = ["FactorTables", "MarkovNetworkScenario", "validate_factors"]
 
