@@ -61,7 +61,8 @@ def one(home: str, slot: str, name: str, data: Path) -> None:
     cpu = time.process_time() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     use = cal.usefulness()
-    print(f"{row} {cal.scale:.4g} | {use.mean_abs_error:.4g} | {use.spread:.4g} | {cpu:.1f} | "
+    scale = "(integer law)" if cal.scale != cal.scale else f"{cal.scale:.4g}"   # NaN: optimal
+    print(f"{row} {scale} | {use.mean_abs_error:.4g} | {use.spread:.4g} | {cpu:.1f} | "
           f"{peak:.0f} |", flush=True)
 
 

@@ -2,7 +2,8 @@
 Markov networks (undirected, ``docs/undirected.md``) from pgmpy or model files (pgmpy is
 imported by the adapter modules ``_pgmpy*`` only), Markov chains with fixed, stationary or
 arbitrary starts, finite classes of them, fitting chains from data and the bundled model files;
-builders from contact graphs and household tables.
+builders from contact graphs and household tables; a user-level differentially private fit
+(``private_transition_counts``).
 """
 
 from ._builders import contagion, households
@@ -12,6 +13,7 @@ from ._event_files import read_ordonez
 from ._events import sequences_from_events
 from ._markov_network import MarkovNetworkScenario
 from ._model_files import DEFAULT_MODEL, default_model_path, load_scenarios, save_chain_class
+from ._private_fit import PrivateCounts, private_transition_counts
 from ._scenario_class import ScenarioClass, as_class
 from ._scenarios import BayesianNetworkScenario, MarkovChainScenario, Scenario
 from ._transition_counts import TransitionCounts, transition_counts
@@ -21,6 +23,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "MarkovChainScenario",
     "MarkovNetworkScenario",
+    "PrivateCounts",
     "Scenario",
     "ScenarioClass",
     "TransitionCounts",
@@ -31,6 +34,7 @@ __all__ = [
     "event_counts",
     "households",
     "load_scenarios",
+    "private_transition_counts",
     "read_ordonez",
     "save_chain_class",
     "sequences_from_events",
