@@ -17,7 +17,8 @@ states), then in fresh processes, each reporting CPU seconds and peak RSS:
   of the cluster's processes once they have exited.
 
 Needs pyarrow (the ``arrow`` extra) and, for ``dask``, ``dask[distributed]``.
-Run: ``python benchmarks/bench_events_scale.py [--users N] [--days D] [--dask]``
+Run: ``python benchmarks/bench_events_scale.py [--users N] [--days D] [--dask]
+[--steps S ...]``
 """
 
 from __future__ import annotations
@@ -161,6 +162,10 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=10_000)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--dask", action="store_true")
+    parser.add_argument("--steps", nargs="+",
+                        choices=["fit", "calibrate", "release", "cli", "dask"],
+                        help="only these steps (calibrate needs fit; release and dask need "
+                             "calibrate)")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -175,7 +180,9 @@ def main() -> None:
         print(f"{args.users:,} users x {args.days} days: {rows:,} intervals, "
               f"{size / 2**20:,.0f} MB of Parquet (written in {time.perf_counter() - t:.0f} s)")
         state = Path(tmp) / "state.pickle"
-        for step in ["fit", "calibrate", "release", "cli"] + (["dask"] if args.dask else []):
+        steps = args.steps or ["fit", "calibrate", "release", "cli"] + (["dask"] if args.dask
+                                                                          else [])
+        for step in steps:
             out = subprocess.run([sys.executable, __file__, "--worker", step, str(folder),
                                   str(state)], capture_output=True, text=True)
             if out.returncode:
