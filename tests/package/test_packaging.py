@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from importlib import metadata
 
+import tomllib
 from helpers import ROOT
 
 import pufferfish_pgm
-
-ROOT = ROOT
 
 
 def test_the_version_has_one_source():
@@ -34,3 +33,16 @@ def test_licence_metadata_covers_the_code_and_the_bundled_networks():
     assert meta["License-Expression"] == "MIT AND CC-BY-SA-3.0"
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
     assert "CC BY-SA 3.0" in (ROOT / "models" / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_wheel_lists_every_subpackage() -> None:
+    # the packages are listed by hand in pyproject.toml: a new stage missing from the list
+    # installs fine in editable mode (CI) and breaks `pip install .` (0.2.0's certificates/ and
+    # standalone/ did, caught by the README's first command on a fresh machine)
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    package = ROOT / "pufferfish_pgm"
+    on_disk = {"pufferfish_pgm"} | {
+        "pufferfish_pgm." + ".".join(init.parent.relative_to(package).parts)
+        for init in package.rglob("__init__.py") if init.parent != package}
+    assert on_disk - {"pufferfish_pgm.models"} <= listed, sorted(on_disk - listed)
