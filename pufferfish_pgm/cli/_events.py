@@ -161,6 +161,10 @@ def release_events(args: argparse.Namespace) -> dict:
         if getattr(args, option, None):
             raise InvalidParameterError(f"--{option} goes with --theta cohort (one chain for "
                                         "everyone, the log streamed)")
+    if getattr(args, "calibration", None):     # it was silently ignored
+        raise InvalidParameterError("--calibration is not read with --events: each user's chain "
+                                    "is fitted and calibrated from the log; drop it, or give a "
+                                    "chain with --theta cohort --model CHAIN.json")
     days, repaired = _days(args.events, args.slot, args.fill)
     rng = None if args.seed is None else np.random.SeedSequence(args.seed)
     if args.unit == "window":

@@ -181,6 +181,16 @@ def test_output_and_progress_belong_to_the_cohort(tmp_path, capsys):
     assert code == 2 and "--output goes with --theta cohort" in err
 
 
+def test_a_calibration_is_not_silently_ignored_per_user(tmp_path, capsys):
+    # --theta user fits and calibrates each user's chain: a --calibration was ignored before
+    cert = tmp_path / "cal.json"
+    cert.write_text("{}")
+    code, _, err = run(capsys, "release", "--events", str(_csv(tmp_path)), "--calibration",
+                       str(cert), *WINDOW)
+    assert code == 2 and "--calibration is not read with --events" in err
+    assert err.count("\n") == 1, err
+
+
 def test_an_unsorted_log_read_in_several_batches_is_refused_naming_the_user(tmp_path, capsys):
     log = _events().sample(frac=1.0, random_state=1)
     code, _, err = run(capsys, "release", "--events", str(_csv(tmp_path, log)), "--theta",
