@@ -39,11 +39,14 @@ class ScenarioClass:
     """
 
     members: tuple
+    #: How the class was drawn, for a class made by :meth:`from_posterior` (else None).
+    posterior: Any = None
 
-    def __init__(self, members: Iterable | Scenario) -> None:
+    def __init__(self, members: Iterable | Scenario, *, posterior: Any = None) -> None:
         if isinstance(members, _KINDS):
             members = [members]
-        if isinstance(members, ScenarioClass):
+        if isinstance(members, ScenarioClass):     # the same class: its record goes with it
+            posterior = members.posterior if posterior is None else posterior
             members = members.members
         if hasattr(members, "get_cpds"):   # a pgmpy model iterates over its node names
             raise ParameterTypeError(
@@ -65,6 +68,7 @@ class ScenarioClass:
                 )
         _check_agree(members)
         object.__setattr__(self, "members", members)
+        object.__setattr__(self, "posterior", posterior)
 
     def __len__(self) -> int:
         return len(self.members)
@@ -121,9 +125,7 @@ class ScenarioClass:
         from ._posterior import posterior_members
 
         members, record = posterior_members(data, **options)
-        drawn = cls(members)
-        object.__setattr__(drawn, "posterior", record)   # frozen: set once, here
-        return drawn
+        return cls(members, posterior=record)
 
 
 def _same_nodes(a: Sequence, b: Sequence) -> bool:
