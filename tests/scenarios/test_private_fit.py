@@ -106,3 +106,15 @@ def test_bad_input_is_refused_by_name(kwargs, error, text) -> None:
 def test_no_sequences_are_refused() -> None:
     with pytest.raises(InvalidDataError, match="no sequences"):
         private_transition_counts([], states=STATES, length=3, epsilon=1.0, max_steps=2)
+
+
+def test_the_noisy_counts_feed_a_posterior_class() -> None:
+    # the private fit's counts as pseudo-data (docs/posterior.md): n = 22 for 0.9 / 0.9
+    # (0.9^22 = 0.098 <= 0.1 < 0.9^21), chains of the public length
+    days = [list("aabbaab"), list("abababa"), list("bbbbaaa")] * 20
+    private = private_transition_counts(days, states=("a", "b"), length=7, epsilon=1.0,
+                                        max_steps=6, rng=np.random.default_rng(0))
+    from pufferfish_pgm import ScenarioClass
+
+    cls = ScenarioClass.from_posterior(private.counts, coverage=0.9, confidence=0.9, seed=1)
+    assert (len(cls), cls.posterior.draws, cls.members[0].length) == (22, 22, 7)
