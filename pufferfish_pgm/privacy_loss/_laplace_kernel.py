@@ -111,9 +111,13 @@ def log_laplace_density(grid: np.ndarray, log_mass: np.ndarray, scale: float,
         c = (g - g[0]) / scale
         flat = m.reshape(-1, m.shape[-1])
         out = np.empty_like(flat)
-        fits = _fits_linear(flat, c)
+        with np.errstate(invalid="ignore"):
+            x, y = flat + c, flat - c
+        tops = np.max(x, axis=-1), np.max(y, axis=-1)
+        fits = _fits_tilted(flat, c, x, y, tops)
         if fits.any():
-            out[fits] = _linear_form(flat[fits], c)
+            out[fits] = _linear_sums(x[fits], y[fits], tops[0][fits, None], tops[1][fits, None],
+                                     c)
         if not fits.all():
             out[~fits] = _cumulative_form(flat[~fits], c)
         return np.moveaxis(out.reshape(m.shape), -1, axis)
@@ -151,11 +155,17 @@ def _fits_linear(m: np.ndarray, c: np.ndarray) -> np.ndarray:
     diameter over the scale), so the relative rounding of the prefix sums, about ``n u``,
     stays far below the losses compared (at huge scales, targets of 1e-15, the log-space
     recursion is kept: it resolves them where ``n u`` would not)."""
-    finite = np.isfinite(m)
     with np.errstate(invalid="ignore"):
         x, y = m + c, m - c
-    top_x = np.max(x, axis=-1)
-    top_y = np.max(y, axis=-1)
+    return _fits_tilted(m, c, x, y, (np.max(x, axis=-1), np.max(y, axis=-1)))
+
+
+def _fits_tilted(m: np.ndarray, c: np.ndarray, x: np.ndarray, y: np.ndarray,
+                 tops: tuple) -> np.ndarray:
+    """:func:`_fits_linear` from the tilted rows ``x = m + c``, ``y = m - c`` and their row
+    maxima ``tops`` (computed once for both it and :func:`_linear_sums`)."""
+    finite = np.isfinite(m)
+    top_x, top_y = tops
     low_x = np.min(x, axis=-1, where=finite, initial=np.inf)
     low_y = np.min(y, axis=-1, where=finite, initial=np.inf)
     return (np.isfinite(top_x) & (top_x - low_x <= LINEAR_RANGE)
@@ -186,8 +196,13 @@ def _linear_form(m: np.ndarray, c: np.ndarray) -> np.ndarray:
     """
     with np.errstate(invalid="ignore"):
         x, y = m + c, m - c
-    top_x = np.max(x, axis=-1, keepdims=True)
-    top_y = np.max(y, axis=-1, keepdims=True)
+    return _linear_sums(x, y, np.max(x, axis=-1, keepdims=True),
+                        np.max(y, axis=-1, keepdims=True), c)
+
+
+def _linear_sums(x: np.ndarray, y: np.ndarray, top_x: np.ndarray, top_y: np.ndarray,
+                 c: np.ndarray) -> np.ndarray:
+    """:func:`_linear_form` from the tilted rows and their row maxima (rows, 1)."""
     a = np.cumsum(np.exp(x - top_x), axis=-1)
     b = np.zeros_like(a)
     b[:, :-1] = np.cumsum(np.exp(y - top_y)[:, :0:-1], axis=-1)[:, ::-1]

@@ -290,8 +290,24 @@ class Group:
 
     def _largest_gap(self, da: np.ndarray, db: np.ndarray, first: np.ndarray,
                      second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row, the largest ``|da - db|`` and where (``da`` is overwritten).
+
+        Fast path, exact: ``argmax`` stops at the first NaN and an ``inf`` is the largest
+        value, so when every row's maximum found is finite no row holds a NaN or an ``inf``,
+        and the replacements of :meth:`_special_gap` change nothing; otherwise it runs."""
         with np.errstate(invalid="ignore"):
-            gap = np.abs(da - db)
+            gap = np.subtract(da, db, out=da)
+        np.abs(gap, out=gap)
+        where = np.argmax(gap, axis=1)
+        best = gap[np.arange(first.size), where]
+        if np.isfinite(best).all():
+            return best, where
+        return self._special_gap(gap, first, second)
+
+    def _special_gap(self, gap: np.ndarray, first: np.ndarray,
+                     second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_largest_gap` where a gap is NaN (both densities underflow: 0 for one
+        coordinate, ``inf`` for vectors) or ``inf`` (one coordinate: mass points only)."""
         scalar = len(self.grids) == 1
         gap = np.where(np.isnan(gap), 0.0 if scalar else np.inf, gap)   # 0/0: both underflow
         if scalar and np.isinf(gap).any():   # only at absurd scales: compare mass points only

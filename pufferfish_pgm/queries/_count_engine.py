@@ -238,12 +238,12 @@ def convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """
     if not (x.size and y.size):
         return np.full(max(x.size + y.size - 1, 1), -np.inf)
-    top_x, top_y = float(np.max(x)), float(np.max(y))
+    top_x, top_y = float(x.max()), float(y.max())
     if not (np.isfinite(top_x) and np.isfinite(top_y)):
         return np.full(x.size + y.size - 1, -np.inf)
     low_x = np.min(x, where=np.isfinite(x), initial=top_x)
     low_y = np.min(y, where=np.isfinite(y), initial=top_y)
-    if not fits_linear(top_x - low_x, top_y - low_y):
+    if not (top_x - low_x) + (top_y - low_y) <= 2.0 * STRETCH:     # fits_linear, inlined
         return log_convolve(x, y)
     with np.errstate(divide="ignore"):
         return np.log(np.convolve(np.exp(x - top_x), np.exp(y - top_y))) + (top_x + top_y)
