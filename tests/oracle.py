@@ -116,8 +116,9 @@ def scenario_variants(scenario) -> list:
 def enumerate_joint(scenario) -> tuple[np.ndarray, np.ndarray]:
     """Every assignment as state indices, shape (N, n_nodes) in ``scenario.nodes`` order, and P.
 
-    P is the chain rule, term by term (initial × transitions, or the product of the CPT
-    entries), or for a Markov network the product of its factor values over their sum.
+    P is the chain rule, term by term (initial × transitions, for a time-varying chain the
+    matrix of step t − 1 at X_t; or the product of the CPT entries), or for a Markov network
+    the product of its factor values over their sum.
     Chains need a fixed start: expand ``initial="any"`` with :func:`chain_variants`.
     """
     nodes = list(scenario.nodes)
@@ -127,8 +128,10 @@ def enumerate_joint(scenario) -> tuple[np.ndarray, np.ndarray]:
         if scenario.initial_is_any:
             raise ValueError("a chain with initial='any' has no joint; use chain_variants()")
         p = np.asarray(scenario.initial, dtype=float)[xs[:, 0]].copy()
-        for t in range(1, len(nodes)):
-            p *= scenario.transition[xs[:, t - 1], xs[:, t]]
+        stack = np.asarray(scenario.transition, dtype=float)
+        for t in range(1, len(nodes)):   # a (T-1, k, k) stack: step t-1 moves X_{t-1} to X_t
+            step = stack[t - 1] if stack.ndim == 3 else stack
+            p *= step[xs[:, t - 1], xs[:, t]]
         return xs, p
     col = {v: c for c, v in enumerate(nodes)}
     p = np.ones(len(xs))
