@@ -12,7 +12,6 @@ import pytest
 import pufferfish_pgm as pp
 from pufferfish_pgm.errors import ParameterTypeError
 from pufferfish_pgm.mechanisms._engine import MECHANISM_ORDER, mechanism
-from pufferfish_pgm.privacy_loss._engine import streamed_calibration
 
 pytestmark = pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 
@@ -54,9 +53,6 @@ def test_exact_stored_path_reports_and_calibrates_the_same() -> None:
 
 
 def test_exact_streamed_path_reports_through_the_streamed_engine() -> None:
-    if "progress" not in inspect.signature(streamed_calibration).parameters:
-        pytest.skip("streamed_calibration takes no progress= keyword yet (another change "
-                    "adds it); the streamed path then reports only its end")
     fw, mech = _two_chains(), pp.ExactLaplaceMechanism(epsilon=1.0, streaming=True)
     cal, seen = _recorded(mech, fw, pp.Count(1))
     assert cal.evidence.streamed
