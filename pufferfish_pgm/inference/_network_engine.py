@@ -152,7 +152,7 @@ def _build_index(bn: Model) -> NetworkIndex:
     order = {v: r for r, v in enumerate(min_fill({v: set(n) for v, n in moral.items()}))}
     if isinstance(bn, MarkovNetworkScenario):   # no direction: a node's component
         return NetworkIndex(order=order, ancestors=connected_parts(moral, bn.nodes),
-                            children=dict(bn.tables.neighbours), families=families)
+                            children=dict(bn.tables.neighbours), families=families, tables=tables)
     parents = bn.tables.parents
     ancestors: dict[Hashable, frozenset] = {}
     for v in bn.nodes:  # topological: parents come first
