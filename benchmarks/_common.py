@@ -6,6 +6,8 @@ runs); not part of the library.
 
 from __future__ import annotations
 
+import resource
+import time
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -38,3 +40,16 @@ def quilt_summary(cal: pp.Calibration) -> str:
         return f"scale {cal.scale:.4g}"
     reasons = "".join(f"; {n} by {r.split(':')[0]}" for r, n in why.items())
     return f"scale {cal.scale:.4g} ({trivial} trivial quilts{reasons})"
+
+
+def calibrated(fw: pp.Framework, query: pp.Query, mechanism: str, start: float) -> dict:
+    """Exact Laplace or MQM (``mechanism``) on ``fw``: the scale (with the quilt summary) or
+    the refusal, the CPU seconds since ``start`` and this process's peak RSS."""
+    try:
+        mech = (pp.ExactLaplaceMechanism(epsilon=1.0) if mechanism == "exact"
+                else pp.MarkovQuiltMechanism(epsilon=1.0))
+        result = quilt_summary(mech.calibrate(fw, query))
+    except pp.PufferfishError as err:
+        result = f"refused: {type(err).__name__}: {str(err)[:200]}"
+    return {"result": result, "cpu_s": round(time.process_time() - start, 2),
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
 
-from _common import quilt_summary
+from _common import calibrated
 
 
 def _framework(kind: str, n: int):
@@ -40,17 +39,8 @@ def run_one(kind: str, n: int, mechanism: str) -> dict:
     start = time.process_time()
     fw = _framework(kind, n)
     query = pp.Count("infected")
-    out: dict = {"case": kind, "n": n, "mechanism": mechanism}
-    try:
-        mech = (pp.ExactLaplaceMechanism(epsilon=1.0) if mechanism == "exact"
-                else pp.MarkovQuiltMechanism(epsilon=1.0))
-        cal = mech.calibrate(fw, query)
-        out["result"] = quilt_summary(cal)
-    except pp.PufferfishError as err:
-        out["result"] = f"refused: {type(err).__name__}: {str(err)[:200]}"
-    out["cpu_s"] = round(time.process_time() - start, 2)
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-    return out
+    return {"case": kind, "n": n, "mechanism": mechanism,
+            **calibrated(fw, query, mechanism, start)}
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from _common import quilt_summary
+from _common import calibrated
 
 
 def _households(spread: float):
@@ -65,16 +65,12 @@ def run_one(kind: str, n: int, mechanism: str) -> dict:
     fw, state = _framework(kind, n)
     query = pp.Count(state)
     out: dict = {"case": kind, "n": len(fw.scenarios.nodes), "mechanism": mechanism}
+    if mechanism != "audit-entry-dp":
+        return {**out, **calibrated(fw, query, mechanism, start)}
     try:
-        if mechanism == "audit-entry-dp":
-            cal = pp.EntryDPMechanism(epsilon=1.0).calibrate(fw, query)
-            real = pp.audit(fw, query, cal.scale).epsilon
-            out["result"] = f"scale {cal.scale:.4g}: real ε {real:.4g}"
-        else:
-            mech = (pp.ExactLaplaceMechanism(epsilon=1.0) if mechanism == "exact"
-                    else pp.MarkovQuiltMechanism(epsilon=1.0))
-            cal = mech.calibrate(fw, query)
-            out["result"] = quilt_summary(cal)
+        cal = pp.EntryDPMechanism(epsilon=1.0).calibrate(fw, query)
+        real = pp.audit(fw, query, cal.scale).epsilon
+        out["result"] = f"scale {cal.scale:.4g}: real ε {real:.4g}"
     except pp.PufferfishError as err:
         out["result"] = f"refused: {type(err).__name__}: {str(err)[:160]}"
     out["cpu_s"] = round(time.process_time() - start, 2)
