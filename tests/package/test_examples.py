@@ -84,3 +84,16 @@ def test_activity_example_says_on_stderr_which_data_ran(tmp_path, monkeypatch, c
     assert example.run([str(tmp_path / "nowhere")]) == 2    # a folder asked for must hold them
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "OrdonezA_ADLs.txt" in err and "nowhere" in err
+
+
+@pytest.mark.slow
+def test_contact_network_entry_dp_leaks_and_pufferfish_mechanisms_do_not():
+    results = _load("contact_network").main(epsilon=1.0, people=60)
+    for prior in ("noisy-OR", "Ising"):
+        assert results[prior, "EntryDP"][1] > 1.0, prior  # a neighbour tells on a person
+        for name in ("ExactLaplace", "MarkovQuilt", "GroupDP"):
+            assert results[prior, name][1] <= 1.0 + 1e-9, (prior, name)
+        # exact is the least noise that passes; MQM never beats it, group DP bounds both
+        scales = {name: results[prior, name][0] for name in ("ExactLaplace", "MarkovQuilt",
+                                                                  "GroupDP")}
+        assert scales["ExactLaplace"] <= scales["MarkovQuilt"] <= scales["GroupDP"] == 60
