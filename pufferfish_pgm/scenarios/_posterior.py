@@ -10,9 +10,17 @@ scale calibrated on the draws leaves, with probability at least ``confidence`` o
 at most ``1 - coverage`` of the posterior mass needing more noise (proof in
 ``docs/posterior.md``).
 
+With ``period=p`` (``docs/time-varying.md``) every block h of p start slots of the day gets its
+own rows, drawn from Dirichlet(C_h(i, ·) + s·P̄(i, ·) + prior): the block's counts, the same
+``s`` (``shrinkage``) pseudo-transitions per row from the pooled fit P̄ that
+``MarkovChainScenario.fit(period=p, shrinkage=s)`` uses (here P̄ is the pooled fit with
+pseudocount ``prior``: the mean of the homogeneous posterior), and the homogeneous prior; the
+members are time-varying chains repeating the day's matrices. P̄ is estimated from the same
+data, so this is an empirical-Bayes posterior (``docs/posterior.md``).
+
 The class records how it was drawn in its attribute ``posterior`` (:class:`PosteriorRecord`:
-prior, a fingerprint of the counts, ``n``, coverage, confidence, seed; :func:`posterior_of`
-reads it), so a certificate can carry it and
+prior, a fingerprint of the counts, ``n``, coverage, confidence, seed, period, shrinkage;
+:func:`posterior_of` reads it), so a certificate can carry it and
 ``pufferfish_pgm.verify`` can redraw the class and compare fingerprints.
 
 Examples
@@ -23,6 +31,10 @@ Examples
 (22, 22, 1, ('a', 'b'))
 >>> posterior_draws(0.99, 0.999)
 688
+>>> hourly, rec = posterior_members([["a", "a", "b", "b"], ["b", "a", "a", "b"]], period=2,
+...                                 coverage=0.5, confidence=0.5, seed=1)
+>>> hourly[0].transition.shape, rec.period, rec.shrinkage      # steps 0, 1 | 2: blocks 0 | 1
+((3, 2, 2), 2, 10.0)
 """
 
 from __future__ import annotations
@@ -39,12 +51,13 @@ import numpy as np
 
 from .._budget import check_allocation
 from .._validation import positive_finite
-from ..errors import InvalidParameterError, ParameterTypeError
+from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
 from ._scenarios import MarkovChainScenario
+from ._time_varying import check_period, check_shrinkage, day_stack
 from ._transition_counts import TransitionCounts, transition_counts
 
-__all__ = ["PosteriorRecord", "counts_fingerprint", "draw_chains", "posterior_draws",
-           "posterior_members", "posterior_of"]
+__all__ = ["PosteriorRecord", "block_parameters", "counts_fingerprint", "draw_chains",
+           "posterior_draws", "posterior_members", "posterior_of"]
 
 #: The default Dirichlet prior: one pseudo-observation per cell (uniform on every row).
 DEFAULT_PRIOR = 1.0
@@ -78,7 +91,8 @@ def posterior_draws(coverage: float, confidence: float) -> int:
 
 
 def counts_fingerprint(counts: TransitionCounts) -> str:
-    """SHA-256 of the counts (states by ``repr``, transitions, first states, longest).
+    """SHA-256 of the counts (states by ``repr``, transitions, first states, longest, and the
+    period when counted per block).
 
     Examples
     --------
@@ -89,6 +103,8 @@ def counts_fingerprint(counts: TransitionCounts) -> str:
     doc = {"states": [repr(s) for s in counts.states],
            "transitions": counts.transitions.astype(int).tolist(),
            "initial": counts.initial.astype(int).tolist(), "longest": int(counts.longest)}
+    if counts.period is not None:          # homogeneous counts keep their fingerprint
+        doc["period"] = int(counts.period)
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -111,6 +127,10 @@ class PosteriorRecord:
         The chains' length.
     counts : TransitionCounts
         The counts themselves (private data: not written to certificates, not in the repr).
+    period : int or None
+        Slots per block of a time-varying class (None: homogeneous chains).
+    shrinkage : float or None
+        Pseudo-transitions per row from the pooled fit (None when ``period`` is None).
     """
 
     prior: float
@@ -121,17 +141,21 @@ class PosteriorRecord:
     seed: int
     length: int
     counts: TransitionCounts = field(repr=False, compare=False)
+    period: int | None = None
+    shrinkage: float | None = None
 
     def draw(self, n: int | None = None, *,
              seed: int | None = None) -> list[MarkovChainScenario]:
         """``n`` fresh chains from the same posterior (default: as many as the class), e.g.
         beliefs outside Θ for ``pufferfish_pgm.robustness``; ``seed=None``: fresh entropy."""
         size = self.draws if n is None else n
-        return draw_chains(self.counts, size, self.prior, _seed(seed), self.length)
+        return draw_chains(self.counts, size, self.prior, _seed(seed), self.length,
+                           self.shrinkage)
 
     def redraw(self) -> list[MarkovChainScenario]:
         """The chains this record describes, drawn again (``verify`` compares fingerprints)."""
-        return draw_chains(self.counts, self.draws, self.prior, self.seed, self.length)
+        return draw_chains(self.counts, self.draws, self.prior, self.seed, self.length,
+                           self.shrinkage)
 
 
 def posterior_of(scenarios: Any) -> PosteriorRecord | None:
@@ -168,10 +192,30 @@ def _normalised(gammas: np.ndarray, what: str, prior: float) -> np.ndarray:
     return gammas / sums
 
 
+def block_parameters(counts: TransitionCounts, prior: float,
+                     shrinkage: float) -> np.ndarray:
+    """``(H, k, k)`` Dirichlet parameters of per-block counts: C_h + s·P̄ + prior, with P̄
+    the pooled fit with pseudocount ``prior``, (C + prior) / (Σ_j C(i, j) + k·prior).
+
+    Examples
+    --------
+    >>> c = transition_counts([[0, 0, 1, 1]], period=2)    # start slots {0, 1}, {2, 3}
+    >>> c.transitions.tolist()                              # pooled C = [[1, 1], [0, 1]]
+    [[[1, 1], [0, 0]], [[0, 0], [0, 1]]]
+    >>> block_parameters(c, 1.0, 3.0)[1].tolist()  # P̄ = [[1/2, 1/2], [1/3, 2/3]]: + 3 P̄ + 1
+    [[2.5, 2.5], [2.0, 4.0]]
+    """
+    pooled = counts.transitions.sum(axis=0) + prior
+    pooled = pooled / pooled.sum(axis=1, keepdims=True)
+    return counts.transitions + shrinkage * pooled[None] + prior
+
+
 def draw_chains(counts: TransitionCounts, n: int, prior: float, seed: int,
-                length: int) -> list[MarkovChainScenario]:
+                length: int, shrinkage: float | None = None) -> list[MarkovChainScenario]:
     """``n`` chains from the Dirichlet posterior (transitions first, then starts; one
     ``numpy.random.default_rng(seed)`` stream), named ``"posterior 0"``, ``"posterior 1"``...
+    Per-block counts (``counts.period``) give time-varying chains: every block's rows from
+    :func:`block_parameters` (``shrinkage`` s), the day's blocks repeated over ``length``.
 
     Examples
     --------
@@ -180,49 +224,68 @@ def draw_chains(counts: TransitionCounts, n: int, prior: float, seed: int,
     (['posterior 0', 'posterior 1'], 4)
     """
     k = len(counts.states)
-    check_allocation(8.0 * n * k * (k + 1) * 2, what=f"{n} posterior draws of a {k}-state chain")
+    blocks = 1 if counts.period is None else len(counts.transitions)
+    steps = 1 if counts.period is None else max(length - 1, 1)
+    check_allocation(8.0 * n * k * (k * (blocks + steps) + 2),
+                     what=f"{n} posterior draws of a {k}-state chain")
     rng = np.random.default_rng(seed)
-    trans = _normalised(rng.standard_gamma(counts.transitions + prior, size=(n, k, k)),
+    alpha = counts.transitions + prior if counts.period is None else block_parameters(
+        counts, prior, check_shrinkage(shrinkage))
+    trans = _normalised(rng.standard_gamma(alpha, size=(n,) + alpha.shape),
                         "a transition row", prior)
     start = _normalised(rng.standard_gamma(counts.initial + prior, size=(n, k)),
                         "the start", prior)
+    if counts.period is not None:
+        trans = np.stack([day_stack(t, counts.period, counts.longest, length) for t in trans])
     return [MarkovChainScenario(trans[i], start[i], length, counts.states,
                                 name=f"posterior {i}") for i in range(n)]
 
 
-def _counts_of(data: Any, states: Sequence | None) -> TransitionCounts:
-    if isinstance(data, TransitionCounts):
-        return data if states is None else data.over(states)
-    return transition_counts(data, states)
+def _counts_of(data: Any, states: Sequence | None, period: int | None) -> TransitionCounts:
+    if not isinstance(data, TransitionCounts):
+        return transition_counts(data, states, period=period)
+    if data.period != period:
+        raise InvalidDataError(
+            f"period={period!r}, but the transition counts were counted "
+            + ("in one table" if data.period is None else f"per block of {data.period} slots")
+            + f"; count them with transition_counts(..., period={period!r}) or pass "
+            f"period={data.period!r}")
+    return data if states is None else data.over(states)
 
 
 def posterior_members(data: Any, *, coverage: float = 0.99, confidence: float = 0.999,
                       prior: float = DEFAULT_PRIOR, period: int | None = None,
-                      seed: int | None = None, length: int | None = None,
-                      states: Sequence | None = None,
+                      shrinkage: float | None = None, seed: int | None = None,
+                      length: int | None = None, states: Sequence | None = None,
                       ) -> tuple[list[MarkovChainScenario], PosteriorRecord]:
     """The chains of ``ScenarioClass.from_posterior`` and their record.
 
     ``data``: sequences as ``MarkovChainScenario.fit`` reads them, or a
-    :class:`TransitionCounts` (``transition_counts``, summed over partitions). Every
-    transition row and the start get a Dirichlet(counts + ``prior``) posterior; ``length``
-    defaults to the longest sequence; ``seed=None`` draws fresh entropy (recorded).
+    :class:`TransitionCounts` (``transition_counts``, summed over partitions; with ``period``,
+    counted with the same ``period``). Every transition row and the start get a
+    Dirichlet(counts + ``prior``) posterior; with ``period=p`` every block's rows get
+    Dirichlet(C_h + s·P̄ + ``prior``) (:func:`block_parameters`; ``shrinkage`` s, default
+    10 as in ``fit``). ``length`` defaults to the longest sequence (the day); ``seed=None``
+    draws fresh entropy (recorded).
 
     Raises
     ------
     InvalidParameterError
-        ``coverage`` or ``confidence`` outside (0, 1), ``prior`` not > 0, or ``period`` given
-        (time-varying posterior chains are not yet supported).
+        ``coverage`` or ``confidence`` outside (0, 1), ``prior`` not > 0, ``period`` not a
+        whole number >= 1, ``shrinkage`` not a finite number >= 0 or given without ``period``.
+    InvalidDataError
+        ``TransitionCounts`` counted with another period.
     """
-    if period is not None:
-        raise InvalidParameterError(
-            f"period={period!r}: posterior classes of time-varying chains are not yet "
-            "supported; use period=None (one transition matrix for the whole day)")
     n = posterior_draws(coverage, confidence)
     alpha = positive_finite("prior", prior)
-    counts = _counts_of(data, states)
+    if period is None and shrinkage is not None:
+        raise InvalidParameterError("shrinkage applies to a time-varying posterior only; pass "
+                                    "period= (slots per block) too, or drop shrinkage")
+    period = None if period is None else check_period(period)
+    shrink = None if period is None else check_shrinkage(shrinkage)
+    counts = _counts_of(data, states, period)
     size = counts.longest if length is None else length
     drawn = _seed(seed)
     record = PosteriorRecord(alpha, counts_fingerprint(counts), n, float(coverage),
-                             float(confidence), drawn, size, counts)
-    return draw_chains(counts, n, alpha, drawn, size), record
+                             float(confidence), drawn, size, counts, period, shrink)
+    return draw_chains(counts, n, alpha, drawn, size, shrink), record

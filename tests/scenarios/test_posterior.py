@@ -89,7 +89,11 @@ def test_draws_follow_the_dirichlet_posterior() -> None:
 
 
 @pytest.mark.parametrize(("options", "error", "words"), [
-    ({"period": 6}, InvalidParameterError, "not yet supported"),
+    ({"period": 0}, InvalidParameterError, "period must be a whole number of slots >= 1"),
+    ({"period": 2.5}, InvalidParameterError, "period must be a whole number of slots >= 1"),
+    ({"period": 2, "shrinkage": -1.0}, InvalidParameterError, "shrinkage must be a finite"),
+    ({"period": 2, "shrinkage": "x"}, ParameterTypeError, "shrinkage must be a number"),
+    ({"shrinkage": 5.0}, InvalidParameterError, "shrinkage applies to a time-varying"),
     ({"coverage": 1.0}, InvalidParameterError, "coverage must be in (0, 1)"),
     ({"confidence": 0.0}, InvalidParameterError, "confidence must be in (0, 1)"),
     ({"coverage": "high"}, ParameterTypeError, "coverage must be a number"),
