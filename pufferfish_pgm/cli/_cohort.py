@@ -37,8 +37,13 @@ from .._budget import describe_bytes, memory_budget
 from ..errors import InvalidDataError, InvalidParameterError
 from ..mechanisms import Calibration, Release
 from ..queries import WindowedCount
-from ..scenarios import ScenarioClass, event_batches, event_counts, load_scenarios
-from ..scenarios._engine import event_transition_counts
+from ..scenarios import (
+    ScenarioClass,
+    event_batches,
+    event_counts,
+    event_transition_counts,
+    load_scenarios,
+)
 from ..secrets import Framework
 from ._cohort_output import Sink, is_parquet_name
 

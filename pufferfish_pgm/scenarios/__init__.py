@@ -8,7 +8,7 @@ builders from contact graphs and household tables; a user-level differentially p
 
 from ._builders import contagion, households
 from ._event_batches import event_batches
-from ._event_counts import event_counts
+from ._event_counts import event_counts, event_transition_counts
 from ._event_files import read_ordonez
 from ._events import sequences_from_events
 from ._markov_network import MarkovNetworkScenario
@@ -32,6 +32,7 @@ __all__ = [
     "default_model_path",
     "event_batches",
     "event_counts",
+    "event_transition_counts",
     "households",
     "load_scenarios",
     "private_transition_counts",

@@ -7,7 +7,6 @@ another stage imports one of this stage's private modules directly.
 """
 
 from ._chain_validation import check_initial, check_stochastic, stationary_distribution
-from ._event_counts import event_transition_counts
 from ._markov_network import FactorTables, validate_factors
 from ._network_tables import DEFAULT_RENORMALIZE, NetworkTables, validate_tables
 from ._pgmpy import pgmpy_inference_subclass, to_discrete_factor
@@ -19,7 +18,6 @@ __all__ = [
     "NetworkTables",
     "check_initial",
     "check_stochastic",
-    "event_transition_counts",
     "pgmpy_inference_subclass",
     "stationary_distribution",
     "to_discrete_factor",

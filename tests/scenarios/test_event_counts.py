@@ -201,7 +201,7 @@ def test_batches_need_pyarrow_or_say_so(tmp_path) -> None:
 # ------------------------------------------------------- Θ straight from intervals (item 4/5)
 
 def _check_transitions(events: pd.DataFrame, **options) -> None:
-    from pufferfish_pgm.scenarios._event_counts import event_transition_counts
+    from pufferfish_pgm import event_transition_counts
 
     got = event_transition_counts(events, **options)
     want = pp.transition_counts(sequences_from_events(events, **options))
@@ -215,7 +215,7 @@ def _check_transitions(events: pd.DataFrame, **options) -> None:
        st.sampled_from(["midpoint", "majority"]), st.sampled_from([None, "-", "a"]))
 def test_transition_counts_from_intervals_equal_the_slotted_fit(users, slot, rule,
                                                                 fill) -> None:
-    from pufferfish_pgm.scenarios._event_counts import event_transition_counts
+    from pufferfish_pgm import event_transition_counts
 
     origin = datetime(2024, 1, 1)
     log = pd.DataFrame([(f"user{i}", origin + timedelta(seconds=s), origin + timedelta(seconds=e),
@@ -240,7 +240,7 @@ def test_transition_counts_of_both_ordonez_homes(homes, home, rule) -> None:
 
 
 def test_transition_counts_from_intervals_with_given_states() -> None:
-    from pufferfish_pgm.scenarios._event_counts import event_transition_counts
+    from pufferfish_pgm import event_transition_counts
 
     log = _log(3)
     got = event_transition_counts(log, slot="10min", states=["b", "a", "c"])
