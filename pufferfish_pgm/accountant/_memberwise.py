@@ -12,6 +12,11 @@ pass at every larger scale). For a posterior class of hundreds of chains
 (``ScenarioClass.from_posterior``) this replaces one calibration per member by one audit per
 member and about √n calibrations.
 
+``also=(λ1, λ2, ...)`` measures, in the same pass, the class's realised ε at other scales (for
+example a point fit's calibration audited against the posterior class): every member's pair
+laws are built once (:func:`realised_at`) and evaluated at the running maximum and at each
+``λj``; the class's realised ε at ``λj`` is the largest of its members' (the definition again).
+
 Other Laplace mechanisms (MQM, ...) are calibrated on each member alone; the largest of those
 scales is private for the class (each member's own proof holds at any larger scale, §3.7), and
 no larger than the mechanism's scale on the whole class when the mechanism takes a maximum
@@ -41,10 +46,18 @@ from typing import Any
 import numpy as np
 
 from .._parallel import run_map
+from .._validation import positive_finite
 from ..errors import ParameterTypeError
 from ..mechanisms import ExactLaplaceMechanism, Mechanism
 from ..mechanisms._engine import quiet
 from ..privacy_loss import audit
+from ..privacy_loss._engine import (
+    STREAM_CELLS,
+    build_groups,
+    chain_streams,
+    release_layout,
+    report_from_groups,
+)
 from ..secrets import Framework
 from ._robustness import _framework_for
 
@@ -68,6 +81,8 @@ class MemberScales:
         Member audits run to prune the others (exact Laplace only).
     rounds : int
         Rounds of auditing the members still failing.
+    also : tuple of float
+        The class's exact realised ε at each scale of ``also`` (the largest over members).
     """
 
     scale: float
@@ -75,6 +90,7 @@ class MemberScales:
     calibrated: int
     audited: int
     rounds: int
+    also: tuple[float, ...] = ()
 
 
 def _own_scale(mechanism: Mechanism, framework: Framework, query: Any) -> float:
@@ -86,56 +102,86 @@ def _member_scale(mechanism: Mechanism, frameworks: list, query: Any, i: int) ->
     return _own_scale(mechanism, frameworks[i], query)
 
 
-def _others(mechanism: Mechanism, frameworks: list, query: Any, executor: Any) -> MemberScales:
+def _others(mechanism: Mechanism, frameworks: list, query: Any, executor: Any,
+            also: tuple[float, ...]) -> MemberScales:
     scales = run_map(partial(_member_scale, mechanism, frameworks, query),
                      range(len(frameworks)), executor)
     worst = max(range(len(scales)), key=scales.__getitem__)
-    return MemberScales(scales[worst], frameworks[worst].scenarios[0].name, len(scales), 0, 0)
+    at = run_map(partial(realised_at, frameworks, query, also), range(len(frameworks)),
+                 executor) if also else []
+    return MemberScales(scales[worst], frameworks[worst].scenarios[0].name, len(scales), 0, 0,
+                        _largest(at, len(also)))
+
+
+def _largest(rows: list, width: int) -> tuple[float, ...]:
+    return tuple(float(max(r[j] for r in rows)) for j in range(width)) if rows else ()
 
 
 def memberwise_scale(mechanism: Mechanism, framework: Framework, query: Any, *,
-                     executor: Any = None) -> MemberScales:
+                     executor: Any = None, also: Any = ()) -> MemberScales:
     """The largest of the members' own scales, with pruning for exact Laplace (see the
     module); ``executor`` (a ``concurrent.futures.Executor``) runs the audits or the member
-    calibrations.
+    calibrations; ``also``: scales at which to measure the class's realised ε too.
 
     Raises
     ------
     ParameterTypeError
         ``mechanism`` is not a mechanism or ``framework`` not a framework.
+    InvalidParameterError
+        A scale of ``also`` that is not a finite number > 0.
     """
     if not isinstance(mechanism, Mechanism) or not isinstance(framework, Framework):
         raise ParameterTypeError(f"memberwise_scale() takes a Mechanism and a Framework, got "
                                  f"{type(mechanism).__name__} and {type(framework).__name__}")
+    extra = tuple(positive_finite("also", s) for s in also)
     frameworks = [_framework_for(framework, m) for m in framework.scenarios]
     if not isinstance(mechanism, ExactLaplaceMechanism):
-        return _others(mechanism, frameworks, query, executor)
-    return _exact(mechanism, frameworks, query, executor)
+        return _others(mechanism, frameworks, query, executor, extra)
+    return _exact(mechanism, frameworks, query, executor, extra)
 
 
-def _realised(frameworks: list, query: Any, scale: float, i: int) -> float:
-    return float(audit(frameworks[i], query, scale).epsilon)
+def realised_at(frameworks: list, query: Any, scales: tuple[float, ...],
+                i: int) -> tuple[float, ...]:
+    """The exact realised ε of member ``i`` at each of ``scales``, its pair laws built once
+    (as :func:`~pufferfish_pgm.privacy_loss.audit` does per scale; streamed chains fall back
+    to one audit per scale)."""
+    fw = frameworks[i]
+    streams = chain_streams(fw, query)
+    if streams is not None and sum(s.cells for s in streams) > STREAM_CELLS:
+        return tuple(float(audit(fw, query, s).epsilon) for s in scales)
+    engine, matrix, shift, names = release_layout(fw, query)
+    groups, skipped = build_groups(fw, engine, matrix, shift)
+    return tuple(float(report_from_groups(groups, np.full(len(names), s), names, skipped, "",
+                                          False).epsilon) for s in scales)
 
 
-def _exact(mechanism: Mechanism, frameworks: list, query: Any, executor: Any) -> MemberScales:
+def _exact(mechanism: Mechanism, frameworks: list, query: Any, executor: Any,
+           also: tuple[float, ...]) -> MemberScales:
     """The running maximum of the members' exact scales (see the module)."""
     step = max(1, len(frameworks) // math.isqrt(len(frameworks)))
     pilot = list(range(0, len(frameworks), step))     # ~sqrt(n) members, evenly spread
     scales = run_map(partial(_member_scale, mechanism, frameworks, query), pilot, executor)
+    at = run_map(partial(realised_at, frameworks, query, also), pilot, executor) if also else []
     binding, scale = pilot[int(np.argmax(scales))], max(scales)
     chosen = set(pilot)
     pending = [i for i in range(len(frameworks)) if i not in chosen]
     counts = [len(pilot), 0, 0]                        # calibrated, audited, rounds
     while pending:
-        realised = run_map(partial(_realised, frameworks, query, scale), pending, executor)
+        rows = run_map(partial(realised_at, frameworks, query, (scale,) + also), pending,
+                       executor)
+        if counts[2] == 0:
+            at += [r[1:] for r in rows]
+            also = ()                                  # measured once, on every member
         counts[1] += len(pending)
         counts[2] += 1
-        failing = [(r, i) for r, i in zip(realised, pending, strict=True)
-                   if r > mechanism.epsilon]
+        failing = [(r[0], i) for r, i in zip(rows, pending, strict=True)
+                   if r[0] > mechanism.epsilon]
         if not failing:
             break
         binding = max(failing)[1]
         scale = max(scale, _own_scale(mechanism, frameworks[binding], query))
         counts[0] += 1
         pending = [i for _, i in failing if i != binding]
-    return MemberScales(scale, frameworks[binding].scenarios[0].name, *counts)
+    width = len(at[0]) if at else 0
+    return MemberScales(scale, frameworks[binding].scenarios[0].name, *counts,
+                        _largest(at, width))

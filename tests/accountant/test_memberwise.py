@@ -50,3 +50,17 @@ def test_an_executor_gives_the_same_scale() -> None:
     with ThreadPoolExecutor(2) as pool:
         parallel = memberwise_scale(mech, fw, pp.Count(1), executor=pool)
     assert parallel == memberwise_scale(mech, fw, pp.Count(1))
+
+
+@pytest.mark.parametrize("mechanism", [pp.ExactLaplaceMechanism, pp.MarkovQuiltMechanism])
+def test_also_measures_the_class_realised_epsilon_at_other_scales(mechanism: type) -> None:
+    """The class's realised ε at extra scales, measured in the same pass, is the audit of the
+    whole class at each (the largest over members), time-varying members included."""
+    days = [[0, 1, 1, 0, 1, 1, 0, 0], [1, 1, 0, 0, 0, 1, 1, 1]]
+    cls = pp.ScenarioClass.from_posterior(days, period=3, coverage=0.7, confidence=0.9, seed=4)
+    fw, query = pp.Framework(cls), pp.Count(1)
+    out = memberwise_scale(mechanism(epsilon=1.0), fw, query, also=(0.5, 2.0, 9.0))
+    assert out.also == pytest.approx([pp.audit(fw, query, s).epsilon for s in (0.5, 2.0, 9.0)],
+                                     rel=1e-12)
+    with pytest.raises(pp.InvalidParameterError, match="also"):
+        memberwise_scale(mechanism(epsilon=1.0), fw, query, also=(0.0,))
