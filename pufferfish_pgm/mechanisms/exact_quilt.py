@@ -154,13 +154,8 @@ class ExactQuiltMechanism(Mechanism):
         check_executor(executor)
         steps = Ticker(as_progress(progress, "exact quilt"), total=2)
         cls = check_inputs(framework, query)
-        for member in cls:      # the quilt laws and node classes take one matrix per chain
-            if isinstance(member, MarkovChainScenario) and member.time_varying:
-                member.require_homogeneous(
-                    "the quilt-local exact mechanism", "use ExactLaplaceMechanism (its stored "
-                    "laws take every step's matrix), MarkovQuiltMechanism, or this mechanism "
-                    "on chain.to_network() (the network quilt search)")
         _check_query(query, cls)
+        _check_varying(query, cls)
         lipschitz = query.lipschitz_for(cls)
         mqm = MarkovQuiltMechanism(epsilon=self.epsilon, max_window=self.max_window,
                                    max_candidates=self.max_candidates,
@@ -312,6 +307,19 @@ def _whole_chain_refusal(mech: ExactQuiltMechanism, framework: Framework,
         return "", cells   # quilts cannot come close to the exact bound here
     return f"{head} (quilts at distance {d} have a prior term {prior:.3g} <= " \
            f"{QUILT_PRIOR_ENOUGH}·ε)", cells
+
+
+def _check_varying(query: Any, cls: Any) -> None:
+    """Windowed queries on time-varying chains are refused (their joint window laws take one
+    matrix per chain); scalar queries are native."""
+    if not isinstance(query, WindowedQuery):
+        return
+    for member in cls:
+        if isinstance(member, MarkovChainScenario) and member.time_varying:
+            member.require_homogeneous(
+                f"the quilt-local exact mechanism with {query.name}",
+                "use MarkovQuiltMechanism (native on time-varying chains), or this mechanism "
+                "with Count or an integer LinearQuery")
 
 
 def _check_query(query: Any, cls: Any) -> None:

@@ -32,6 +32,7 @@ from ._chain_nodes import _prior_terms, convergence, support_at
 from ._chain_planner import pair_groups
 from ._influence import log_ratio, power_stack
 from ._quilt_laws import ChainBridges, ChainQuiltLaws
+from ._quilt_varying import NodeQuiltLaws, VaryingBridges, prior_tables, varying_two_sided_prior
 
 __all__ = ["NodeClass", "chain_candidates", "chain_classes", "chain_setup", "key_shape",
            "mixing_window", "quilt_nodes", "window_grid"]
@@ -126,7 +127,8 @@ def mixing_window(members: Sequence, pairs: np.ndarray, epsilon: float, window: 
     if not len(pairs):
         return window, 0.0
     grid = window_grid(window)
-    worst = np.max([_two_sided_prior(m, pairs, grid, m.length) for m in members], axis=0)
+    worst = np.max([varying_two_sided_prior(m, pairs, grid) if m.time_varying else
+                    _two_sided_prior(m, pairs, grid, m.length) for m in members], axis=0)
     ok = np.flatnonzero((worst <= tolerance * epsilon) & (tolerance > 0.0))
     at = int(ok[0]) if ok.size else len(grid) - 1
     return grid[at], float(worst[at])
@@ -229,6 +231,8 @@ def chain_setup(framework: Any, weights: np.ndarray, window: int, plan_nodes: np
     chain framework (``weights``: shifted integer weights per state; ``plan_nodes`` sorted,
     ``sigma`` their MQM σ)."""
     chains = [m for m in framework.scenarios if isinstance(m, MarkovChainScenario)]
+    if any(m.time_varying for m in chains):
+        return _varying_setup(framework, chains, weights, window, plan_nodes, sigma)
     bridges = [ChainBridges(m.transition, None if m.initial_is_any else m.initial_distribution,
                             weights) for m in chains]
     length = chains[0].length
@@ -266,3 +270,37 @@ def quilt_nodes(key: tuple, node: Any) -> tuple:
     left = key[1] if kind == "two" else key[2] if kind == "left" else 0
     right = key[2] if kind in ("two", "right") else 0
     return tuple(v for v, d in ((i - left, left), (i + right, right)) if d)
+
+
+def varying_class(members: Sequence, tables: list, i: int, window: int,
+                  sigma: float) -> NodeClass:
+    """Node i of time-varying chains as its own class; ``tables``: per member its supports
+    and prior terms (:func:`~pufferfish_pgm.quilts._quilt_varying.prior_tables`)."""
+    length = members[0].length
+    times = i - np.arange(window + 1)
+    support = np.array([sup[np.maximum(times, 0)] & (times >= 0)[:, None]
+                        for sup, _ in tables])
+    d = length - 1 - i
+    return NodeClass(nodes=np.array([i]), node=i, head=i if i <= window else -1,
+                     tail=d if d <= window else -1, possible=support[:, 0],
+                     prior=np.array([prior[i] for _, prior in tables]), support=support,
+                     mqm_sigma=sigma, fixed=not any(m.initial_is_any for m in members))
+
+
+def _varying_setup(framework: Any, chains: list, weights: np.ndarray, window: int,
+                   plan_nodes: np.ndarray, sigma: np.ndarray) -> tuple[list, list, list]:
+    """:func:`chain_setup` for time-varying members: every node its own class and laws
+    (:mod:`~pufferfish_pgm.quilts._quilt_varying`; a member that is homogeneous is taken as
+    a stack of identical steps)."""
+    bridges = [VaryingBridges(m, weights) for m in chains]
+    tables = prior_tables(chains)
+    length = chains[0].length
+    classes, candidates, laws = [], [], []
+    for nodes, pairs in pair_groups(framework):
+        own = sigma[np.searchsorted(plan_nodes, nodes)]
+        for i, sig in zip(np.asarray(nodes).tolist(), own.tolist(), strict=True):
+            c = varying_class(chains, tables, i, window, float(sig))
+            classes.append(c)
+            candidates.append(chain_candidates(c, window, length))
+            laws.append(NodeQuiltLaws(bridges, pairs, i))
+    return classes, candidates, laws
