@@ -242,15 +242,18 @@ def _pooled(counts: np.ndarray, c: float, states: Sequence | None) -> np.ndarray
     return trans / rows[:, None]
 
 
+_GROUP_OPTIONS = ("states", "length", "pseudocount", "initial", "period", "shrinkage")
+
+
 def fit_groups(class_type: type, chain_type: type, sequences: Sequence, groups: Sequence,
                **options: Any) -> Any:
-    """One chain per group label, all over the union of observed (or given) states."""
-    unknown = sorted(set(options) - {"states", "length", "pseudocount", "initial"})
+    """One chain per group label, all over the union of observed (or given) states; with
+    ``period=`` one time-of-day chain per group (every group's days must have one length)."""
+    unknown = sorted(set(options) - set(_GROUP_OPTIONS))
     if unknown:
         raise ParameterTypeError(
-            f"fit_groups() got unexpected options {unknown}; it accepts states, length, "
-            "pseudocount and initial"
-        )
+            f"fit_groups() got unexpected options {unknown}; it accepts "
+            f"{', '.join(_GROUP_OPTIONS)}")
     seqs = as_sequences(sequences)
     labels = list(groups)
     if len(labels) != len(seqs):
@@ -258,17 +261,29 @@ def fit_groups(class_type: type, chain_type: type, sequences: Sequence, groups: 
             f"{len(seqs)} sequences but {len(labels)} group labels; give one label per sequence"
         )
     _check_values(seqs)
-    states = options.pop("states", None)
-    names = _state_list(seqs, states)
-    order = list(dict.fromkeys(labels))
-    members = []
-    for g in order:
-        mine = [s for s, lab in zip(seqs, labels, strict=True) if lab == g]
-        members.append(fit_chain(chain_type, mine, states=names, name=str(g),
-                                 length=options.get("length"),
-                                 pseudocount=options.get("pseudocount", 0.0),
-                                 initial=options.get("initial", "empirical")))
+    names = _state_list(seqs, options.pop("states", None))
+    by_group: dict = {}
+    for s, lab in zip(seqs, labels, strict=True):
+        by_group.setdefault(lab, []).append(s)
+    if options.get("period") is not None:
+        _check_one_day(by_group)
+    members = [fit_chain(chain_type, mine, states=names, name=str(g),
+                         length=options.get("length"),
+                         pseudocount=options.get("pseudocount", 0.0),
+                         initial=options.get("initial", "empirical"),
+                         period=options.get("period"), shrinkage=options.get("shrinkage"))
+               for g, mine in by_group.items()]
     if options.get("length") is None:
         size = max(m.length for m in members)
         members = [m.with_length(size) for m in members]
     return class_type(members)
+
+
+def _check_one_day(by_group: dict) -> None:
+    """Time-of-day fits per group need one day length (a shorter day cannot be extended)."""
+    days = {g: max(len(s) for s in mine) for g, mine in by_group.items()}
+    if len(set(days.values())) > 1:
+        raise InvalidDataError(
+            f"with period= every group's days must have one length, but their longest "
+            f"sequences are {days}; pad or cut the sequences to one day, or fit each group "
+            "alone with MarkovChainScenario.fit")

@@ -99,6 +99,9 @@ class ScenarioClass:
     def fit_groups(cls, sequences: Sequence, groups: Sequence, **options: Any) -> ScenarioClass:
         """One chain per group of sequences (for example per cohort): a finite Θ from data.
 
+        ``options``: ``states``, ``length``, ``pseudocount``, ``initial``, and ``period`` /
+        ``shrinkage`` for one time-of-day chain per group, as :meth:`MarkovChainScenario.fit`.
+
         Examples
         --------
         >>> seqs = [[0, 0, 1, 1], [0, 1, 0, 1], [1, 1, 1, 0], [0, 1, 1, 1]]

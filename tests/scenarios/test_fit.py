@@ -272,3 +272,24 @@ def test_counting_errors_name_the_place() -> None:
         pp.MarkovChainScenario.from_counts([[1, -1], [0, 1]], [1, 0], 3)
     with pytest.raises(InvalidParameterError, match="pseudocount"):
         pp.MarkovChainScenario.from_counts([[1, 0], [0, 1]], [1, 0], 3, pseudocount=-1)
+
+
+def test_fit_groups_fits_one_time_of_day_chain_per_group():
+    # each group's member is exactly MarkovChainScenario.fit(period=, shrinkage=) on its own
+    # sequences over the union of states (before: fit_groups refused period= by name)
+    rng = np.random.default_rng(3)
+    seqs = rng.integers(0, 3, size=(8, 12)).tolist()
+    labels = ["a", "b"] * 4
+    cls = pp.ScenarioClass.fit_groups(seqs, labels, period=3, shrinkage=2.0, pseudocount=0.5)
+    for member, group in zip(cls, ("a", "b"), strict=True):
+        mine = [s for s, lab in zip(seqs, labels, strict=True) if lab == group]
+        alone = pp.MarkovChainScenario.fit(mine, period=3, shrinkage=2.0, pseudocount=0.5,
+                                           states=(0, 1, 2))
+        assert member.time_varying and member.name == group
+        np.testing.assert_allclose(member.transition, alone.transition, rtol=1e-12)
+
+
+def test_fit_groups_with_period_refuses_days_of_different_lengths():
+    with pytest.raises(pp.InvalidDataError, match="one length"):
+        pp.ScenarioClass.fit_groups([[0, 1, 0, 1], [0, 1, 1]], ["a", "b"], period=2,
+                                    pseudocount=1.0)
