@@ -270,15 +270,19 @@ def check_framework(doc: dict, framework: Framework) -> None:
 
 def posterior_statement(record: PosteriorRecord) -> str:
     """The coverage statement a posterior class supports, in one sentence."""
+    blocks = ("" if record.period is None else f", one matrix per block of {record.period} "
+              f"slots shrunk by {record.shrinkage} pseudo-transitions to the pooled fit: an "
+              "empirical-Bayes posterior")
     return (f"with probability >= {record.confidence} over the {record.draws} draws, the "
             f"posterior mass of chains needing more Laplace noise than the certified scale is "
-            f"<= {1 - record.coverage:.6g} (Dirichlet prior {record.prior} per cell; "
+            f"<= {1 - record.coverage:.6g} (Dirichlet prior {record.prior} per cell{blocks}; "
             "docs/posterior.md)")
 
 
 def posterior_json(cls: ScenarioClass, noisy: bool) -> dict:
     """``{"posterior": ...}`` for a class drawn by ``ScenarioClass.from_posterior`` (its
-    prior, counts fingerprint, draws, coverage, confidence, seed, length; never the counts),
+    prior, counts fingerprint, draws, coverage, confidence, seed, length, and period and
+    shrinkage for a time-varying class; never the counts),
     else ``{}``. Integer noise is refused: its coverage is not a threshold statement."""
     record = posterior_of(cls)
     if record is None:
@@ -293,6 +297,8 @@ def posterior_json(cls: ScenarioClass, noisy: bool) -> dict:
         "prior": record.prior, "counts_sha256": record.counts_sha256, "draws": record.draws,
         "coverage": record.coverage, "confidence": record.confidence,
         "seed": str(record.seed), "length": record.length,
+        **({} if record.period is None else {"period": record.period,
+                                             "shrinkage": record.shrinkage}),
         "statement": posterior_statement(record)}}
 
 
@@ -307,7 +313,9 @@ def read_posterior(doc: dict) -> dict | None:
            "coverage": finite_float(sub, "coverage", at=at),
            "confidence": finite_float(sub, "confidence", at=at),
            "seed": decimal(field(sub, "seed", str, at=at), "posterior.seed"),
-           "length": bounded_int(sub, "length", 1, 2**62, at=at)}
+           "length": bounded_int(sub, "length", 1, 2**62, at=at),
+           "period": bounded_int(sub, "period", 1, 2**62, at=at) if "period" in sub else None,
+           "shrinkage": finite_float(sub, "shrinkage", at=at) if "period" in sub else None}
     for key in ("coverage", "confidence"):
         if not 0 < out[key] < 1:
             raise refuse(f"posterior.{key}", out[key], "a number in (0, 1)")

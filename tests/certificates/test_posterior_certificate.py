@@ -100,3 +100,34 @@ def test_integer_noise_on_a_posterior_class_is_not_certified() -> None:
     cal = pp.OptimalNoiseMechanism(epsilon=1.0).calibrate(pp.Framework(cls), pp.Count(1))
     with pytest.raises(pp.CertificateError, match="integer .*noise on a class drawn from a"):
         cal.to_json()
+
+
+def test_a_time_varying_class_round_trips_and_verify_redraws_its_blocks() -> None:
+    """period and shrinkage are recorded, read back and redrawn: to_json -> from_json ->
+    verify on a class of hourly-style chains (blocks of 2 slots)."""
+    cls = pp.ScenarioClass.from_posterior(DAYS, period=2, shrinkage=3.0, coverage=0.8,
+                                          confidence=0.9, seed=7)
+    fw, text = certified(cls)
+    doc = json.loads(text)["posterior"]
+    assert (doc["period"], doc["shrinkage"]) == (2, 3.0)
+    assert "block of 2 slots shrunk by 3.0" in doc["statement"]
+    assert pp.Calibration.from_json(text, fw).scale > 0
+    report = pp.verify(text, fw)
+    assert report.holds and report.redrawn is True
+    with pytest.raises(pp.CertificateError, match="shrinkage = 4.0.*posterior.shrinkage = 3.0"):
+        pp.Calibration.from_json(text, pp.Framework(with_record(cls, shrinkage=4.0)))
+    homogeneous = json.loads(certified(posterior_cls())[1])["posterior"]
+    assert "period" not in homogeneous and "shrinkage" not in homogeneous
+
+
+def test_a_record_drawn_with_another_shrinkage_fails_the_redraw() -> None:
+    """Same members, but the record says another shrinkage: its redraw differs."""
+    cls = pp.ScenarioClass.from_posterior(DAYS, period=2, shrinkage=3.0, coverage=0.8,
+                                          confidence=0.9, seed=7)
+    _, text = certified(cls)
+    doc = json.loads(text)
+    doc["posterior"]["shrinkage"] = 5.0                       # re-sealed, as a forger would
+    doc["fingerprint"] = sha256({k: v for k, v in doc.items() if k != "fingerprint"})
+    forged = with_record(cls, shrinkage=5.0)
+    report = pp.verify(json.dumps(doc), pp.Framework(forged))
+    assert not report.holds and report.redrawn is False
