@@ -25,6 +25,13 @@ def event_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window", default="1h", help="with --events: window of the released "
                                                   "counts (default 1h; 1d: one count a day)")
     p.add_argument("--fill", help="with --events: state of slots no event covers")
+    p.add_argument("--period", type=int, metavar="SLOTS",
+                   help="with --events --theta user --unit day: a time-of-day chain per user, "
+                        "one transition matrix per block of SLOTS slots (6 at 10min: hourly), "
+                        "each row shrunk to the user's pooled fit (docs/time-varying.md)")
+    p.add_argument("--shrinkage", type=float,
+                   help="with --period: pseudo-transitions per row towards the pooled fit "
+                        "(default 10)")
     p.add_argument("--unit", choices=("day", "window"), default="day",
                    help="with --events: day (default) fits one chain per day and assumes days "
                         "independent under the model (an activity across midnight is cut "

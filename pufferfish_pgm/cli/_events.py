@@ -102,11 +102,18 @@ def _slots_per_day(slot: str) -> int:
     return DAY_NS // ns
 
 
-def _window_slots(window: str, slot: str, length: int) -> int:
+def _duration(text: str) -> Any:
+    """``pd.Timedelta`` of an option; ``1d`` (the help's own example) is read as ``1D``, the
+    spelling pandas 3 keeps (it warns on the lower-case day unit)."""
     import pandas as pd
 
+    text = text.strip()
+    return pd.Timedelta(text[:-1] + "D" if text[-1:] == "d" and text[:-1].isdigit() else text)
+
+
+def _window_slots(window: str, slot: str, length: int) -> int:
     try:
-        ratio = pd.Timedelta(window) / pd.Timedelta(slot)
+        ratio = _duration(window) / _duration(slot)
     except ValueError:
         raise InvalidParameterError(f"--window {window!r} is not a duration such as 1h or "
                                     "30min") from None
@@ -134,8 +141,26 @@ def _state(text: str | None, cls: ScenarioClass, days: Any) -> Any:
 
 def _calibrate(args: argparse.Namespace, days: Any) -> tuple[Calibration, Any]:
     users = list(days.index.get_level_values(0))
-    cls = ScenarioClass.fit_groups(days, users, pseudocount=0.5, initial="stationary")
+    period = getattr(args, "period", None)
+    if period is None:
+        cls = ScenarioClass.fit_groups(days, users, pseudocount=0.5, initial="stationary")
+    else:       # a time-varying chain has no stationary law: the days' first slots give it
+        cls = ScenarioClass.fit_groups(days, users, pseudocount=0.5, initial="empirical",
+                                       period=period, shrinkage=args.shrinkage)
     return _mechanism(args).calibrate(Framework(cls), _query(args, cls, days)), cls
+
+
+def _check_period(args: argparse.Namespace) -> None:
+    """``--period`` fits per-user days only (the cohort's interval counts and the whole-log
+    chains of ``--unit window`` are one matrix)."""
+    if getattr(args, "period", None) is None:
+        if getattr(args, "shrinkage", None) is not None:
+            raise InvalidParameterError("--shrinkage goes with --period SLOTS")
+        return
+    if _theta(args) == "cohort" or args.unit == "window":
+        raise InvalidParameterError(
+            "--period (a time-of-day chain) needs --theta user --unit day: the cohort's "
+            "interval counts and the whole-log chains of --unit window have one matrix")
 
 
 def _mechanism(args: argparse.Namespace) -> Mechanism:
@@ -155,6 +180,7 @@ def _query(args: argparse.Namespace, cls: ScenarioClass, days: Any) -> WindowedC
 def release_events(args: argparse.Namespace) -> dict:
     """Fit, calibrate and release every day of the logs (see the module docstring); with
     ``--theta cohort`` one chain for everyone, the log streamed (:mod:`._cohort`)."""
+    _check_period(args)
     if _theta(args) == "cohort":
         return _cohort(args)
     for option in ("output", "progress"):
@@ -180,7 +206,8 @@ def release_events(args: argparse.Namespace) -> dict:
         rel = cal.release(days.to_numpy(), rng)
         values = np.atleast_2d(rel.value)
         half = _half(rel)
-        model = f"one chain per user and day: {[m.name for m in cls]}"
+        model = (f"one {'time-of-day ' if args.period else ''}chain per user and day: "
+                 f"{[m.name for m in cls]}")
         total = (f"assumed: days are independent under the model (each day is its own chain, so "
                  f"an activity across midnight is cut there); then the days compose in parallel: "
                  f"ε = {cal.epsilon:g} in all. --unit window models each user's log as one "

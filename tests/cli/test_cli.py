@@ -339,6 +339,36 @@ def test_release_from_event_logs_gives_one_profile_per_day(tmp_path, capsys):
     assert np.array(result["values"]).shape == (6, 4)
 
 
+def test_release_from_event_logs_with_time_of_day_chains(tmp_path, capsys):
+    # --period 6 at 1h slots: one matrix per 6 hours per user (before: no such option). The
+    # log's routine is the same every day, so walking happens only in the 06:00 block and the
+    # hourly chain is far more certain of it than the homogeneous one: less noise is needed.
+    # (--window 1d, the help's example, raised pandas 3's Pandas4Warning on the day unit)
+    common = ["release", "--events", str(_log(tmp_path)), "--slot", "1h", "--window", "1d",
+              "--query", "count:walk", "--mechanism", "exact", "--seed", "1", "--json"]
+    code, out, err = run(capsys, *common, "--period", "6", "--shrinkage", "1")
+    assert code == 0, err
+    hourly = json.loads(out)
+    code, out, err = run(capsys, *common)
+    assert code == 0, err
+    assert hourly["scale"] != json.loads(out)["scale"]
+    assert np.array(hourly["values"]).shape == (6, 1)
+    code, out, err = run(capsys, *common[:-1], "--period", "6", "--shrinkage", "1")
+    assert code == 0 and "one time-of-day chain per user and day" in out, err
+
+
+@pytest.mark.parametrize(("extra", "fragment"), [
+    (["--period", "6", "--unit", "window"], "needs --theta user --unit day"),
+    (["--period", "6", "--theta", "cohort"], "needs --theta user --unit day"),
+    (["--shrinkage", "2"], "goes with --period"),
+    (["--period", "0"], "period"),
+])
+def test_bad_period_options_exit_2_with_one_line(tmp_path, capsys, extra, fragment):
+    code, _, err = run(capsys, "release", "--events", str(_log(tmp_path)), "--slot", "1h",
+                       *extra)
+    assert code == 2 and fragment in err and err.count("\n") == 1, err
+
+
 @pytest.mark.skipif(not (ORDONEZ / "OrdonezA_ADLs.txt").is_file(),
                     reason="the Ordóñez logs are only in ../shared")
 def test_release_from_the_ordonez_logs(capsys):
