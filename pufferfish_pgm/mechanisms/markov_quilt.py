@@ -38,6 +38,7 @@ import numpy as np
 
 from .._budget import memory_budget
 from .._parallel import check_executor
+from .._progress import as_progress
 from .._tolerances import STATIONARITY
 from .._validation import positive_finite, positive_int
 from ..errors import InvalidParameterError, ParameterTypeError
@@ -75,9 +76,16 @@ class MarkovQuiltMechanism(Mechanism):
         it keep the best σ found (still valid) and are counted as ``truncated``.
     memory_budget : int, float or str, optional
         Networks: the most one inference table may take (bytes, or e.g. ``"2GB"``); quilts
-        whose influence needs more are skipped (counted in
+        whose influence needs more are skipped before any table is built (counted in
         ``Calibration.evidence.over_budget_quilts``). Default: the environment variable
         ``PUFFERFISH_PGM_MEMORY_BUDGET``, else a quarter of the free memory.
+    max_region : int, default 500
+        Networks: the most nodes a candidate's nearby set, or the region its influence is
+        computed on, may hold; larger candidates are skipped (``trivial_reasons`` says so
+        when a node keeps the trivial quilt for it). The work per secret node is bounded by
+        this and the memory budget, not by the network's size. A node whose whole component
+        (Bayesian network: its ancestors) fits gets exact influences; otherwise the prior
+        term of its influences is bounded through its best separator (``docs/undirected.md``).
 
     Notes
     -----
@@ -104,10 +112,11 @@ class MarkovQuiltMechanism(Mechanism):
     max_candidates: int = 20_000
     max_window: int = 2048
     memory_budget: int | float | str | None = None
+    max_region: int = 500
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("max_quilt_states", "max_candidates", "max_window"):
+        for name in ("max_quilt_states", "max_candidates", "max_window", "max_region"):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
         if self.memory_budget is not None:
             memory_budget(self.memory_budget)   # a clear error now, not at calibration
@@ -116,11 +125,13 @@ class MarkovQuiltMechanism(Mechanism):
                 f"extra_quilts must be a dict node -> iterable of quilts, got "
                 f"{type(self.extra_quilts).__name__}")
 
-    def calibrate(self, framework: Framework, query: Query, *,
-                  executor: Any = None) -> Calibration[QuiltEvidence]:
+    def calibrate(self, framework: Framework, query: Query, *, executor: Any = None,
+                  progress: Any = None) -> Calibration[QuiltEvidence]:
         """Plan the quilts and return the Laplace scale L·σ_max with the plan as evidence
         (a network's secret nodes are planned on ``executor`` if given; chains plan serially,
-        vectorised)."""
+        vectorised). ``progress`` (networks: one step per secret node): None, True (a bar
+        on stderr) or a callable ``(done, total)`` (:mod:`pufferfish_pgm._progress`)."""
+        as_progress(progress)   # a bad value errs on chains too
         check_executor(executor)
         cls = check_inputs(framework, query)
         lipschitz = self.scale_for(query, cls, 1.0)  # also checks the query's states
@@ -131,7 +142,8 @@ class MarkovQuiltMechanism(Mechanism):
         result = plan_network(framework, query, self.epsilon,
                               max_quilt_states=self.max_quilt_states,
                               extra_quilts=self.extra_quilts, max_candidates=self.max_candidates,
-                              memory_budget=self.memory_budget, executor=executor)
+                              memory_budget=self.memory_budget, executor=executor,
+                              max_region=self.max_region, progress=progress)
         entries: tuple[PlanEntry, ...] = result.entries
         sigmas = np.array([e.sigma for e in entries])
         trivial = np.array([e.trivial for e in entries], dtype=bool)

@@ -29,59 +29,24 @@ Examples
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, overload
+from collections.abc import Mapping
+from typing import Any
 
+from .._budget import memory_budget
+from .._progress import Ticker, as_progress
 from ..inference._engine import component_signature, linked_parts, sub_tables
 from ..scenarios import BayesianNetworkScenario, ScenarioClass
 from ._influence import ordered_pairs
+from ._local_planner import ClassView, class_view, plan_node_local
 from ._network_planner import (
     NetworkPlan,
-    class_dags,
     collect_plan,
-    d_separated,
     network_inputs,
     plan_connected,
-    plan_node,
 )
-from ._plan import PlanEntry
+from ._plan import OtherNodes, PlanEntry
 
 __all__ = ["OtherNodes", "class_components", "plan_components", "plan_network"]
-
-
-@dataclass(frozen=True, eq=False)
-class OtherNodes(Sequence):
-    """The nodes of ``nodes`` (model order) that are not in ``kept``, listed only on demand.
-
-    Examples
-    --------
-    >>> r = OtherNodes(("a", "b", "c"), frozenset({"a", "b", "c"}), frozenset({"b"}))
-    >>> len(r), list(r), "c" in r, "b" in r, r[1]
-    (2, ['a', 'c'], True, False, 'c')
-    """
-
-    nodes: tuple
-    universe: frozenset
-    kept: frozenset
-
-    def __len__(self) -> int:
-        return len(self.nodes) - len(self.kept)
-
-    def __iter__(self) -> Iterator:
-        return (v for v in self.nodes if v not in self.kept)
-
-    def __contains__(self, node: object) -> bool:
-        return node in self.universe and node not in self.kept
-
-    @overload
-    def __getitem__(self, k: int) -> Any: ...
-
-    @overload
-    def __getitem__(self, k: slice) -> list: ...
-
-    def __getitem__(self, k: int | slice) -> Any:
-        return list(self)[k]
 
 
 def class_components(cls: Any) -> list[tuple]:
@@ -93,20 +58,20 @@ def class_components(cls: Any) -> list[tuple]:
 
 
 class _Representatives:
-    """One sub-class (and its DAGs) per distinct component of the class, made on demand."""
+    """One sub-class (and its view) per distinct component of the class, made on demand."""
 
     def __init__(self, cls: Any) -> None:
         self.cls = cls
-        self._made: dict[tuple, tuple[Any, list]] = {}
+        self._made: dict[tuple, tuple[Any, ClassView]] = {}
 
-    def of(self, comp: tuple) -> tuple[tuple, Any, list]:
-        """(key, sub-class of the representative, its DAGs) for component ``comp``."""
+    def of(self, comp: tuple) -> tuple[tuple, Any, ClassView]:
+        """(key, sub-class of the representative, its view) for component ``comp``."""
         key = tuple(component_signature(m.tables, comp) for m in self.cls)
         made = self._made.get(key)
         if made is None:
             sub = ScenarioClass([BayesianNetworkScenario(tables=sub_tables(m.tables, comp),
                                                          name=m.name) for m in self.cls])
-            made = self._made[key] = (sub, class_dags(sub))
+            made = self._made[key] = (sub, class_view(sub))
         return key, *made
 
 
@@ -132,7 +97,7 @@ def _extra(settings: dict, node: Any, comp: tuple, rep_nodes: tuple) -> dict:
 def _plan_one(framework: Any, node: Any, comp: tuple, reps: _Representatives,
               weight: Counter, epsilon: float, settings: dict, memo: dict) -> tuple:
     """(the representative's result, rep node -> real node) for ``node``."""
-    key, sub, dags = reps.of(comp)
+    key, sub, view = reps.of(comp)
     rep_nodes = tuple(sub.nodes)
     pairs = ordered_pairs(framework, node)
     extra = _extra(settings, node, comp, rep_nodes)
@@ -141,12 +106,8 @@ def _plan_one(framework: Any, node: Any, comp: tuple, reps: _Representatives,
     if full not in memo:
         rep = rep_nodes[comp.index(node)]
         rep_weight = Counter({r: c for r, c in zip(rep_nodes, w, strict=True) if c})
-        entry, counts, cut = plan_node(sub, pairs, rep, rep_weight, epsilon,
-                                       {**settings, "extra_quilts": extra}, dags)
-        if entry.remote and not all(d_separated(d, {rep}, set(entry.remote), set(entry.quilt))
-                                    for d in dags):
-            raise RuntimeError(f"internal error: the quilt of {node!r} does not separate")
-        memo[full] = (entry, counts, cut)
+        memo[full] = plan_node_local(sub, view, pairs, rep, rep_weight, epsilon,
+                                     {**settings, "extra_quilts": extra})
     return memo[full], dict(zip(rep_nodes, comp, strict=True))
 
 
@@ -158,7 +119,10 @@ def plan_components(framework: Any, parts: list[tuple], weight: Counter, epsilon
     reps, memo = _Representatives(cls), dict[tuple, tuple]()
     others = (tuple(cls.nodes), frozenset(cls.nodes))
     results = []
+    steps = settings["progress"]
+    steps.plan(len(framework.secret_nodes))
     for node in framework.secret_nodes:
+        steps.tick()
         (entry, counts, was_cut), to = _plan_one(framework, node, comp_of[node], reps, weight,
                                                  epsilon, settings, memo)
         results.append((node, (_rename(entry, node, to, others), counts, was_cut)))
@@ -168,21 +132,36 @@ def plan_components(framework: Any, parts: list[tuple], weight: Counter, epsilon
 def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states: int = 10**6,
                  extra_quilts: Mapping | None = None, max_candidates: int = 20_000,
                  memory_budget: int | float | str | None = None,
-                 executor: Any = None) -> NetworkPlan:
+                 executor: Any = None, max_region: int = 500,
+                 progress: Any = None) -> NetworkPlan:
     """The best quilt of every secret node of a network class (σ for L = 1).
 
     ``card`` counts the nearby nodes the query sums over (the MQM proof needs only the query's
     sensitivity to the nearby block). Each chosen partition is checked with networkx's
-    d-separation test in every member's DAG. ``memory_budget`` bounds each inference table
-    (see :func:`pufferfish_pgm.inference.conditional`); quilts that need more are skipped.
+    d-connection search in every member's DAG (graph separation in a Markov network).
+    ``memory_budget`` bounds each table of a candidate's influence computation, and
+    ``max_region`` the nodes of its nearby set and of its influence region
+    (:mod:`._local_planner`); candidates over either are skipped before any table is built.
+    ``progress`` (None, True or a callable ``(done, total)``) counts one step per secret node.
     ``executor`` plans the secret nodes in parallel (see :mod:`pufferfish_pgm._parallel`).
     A class whose skeleton has several components is planned component by component (quilts
     never cross them, DESIGN §3.2): :func:`plan_components`.
     """
-    settings = {"max_quilt_states": max_quilt_states, "extra_quilts": extra_quilts,
-                "max_candidates": max_candidates, "memory_budget": memory_budget}
+    steps = Ticker(as_progress(progress, "MQM"))
+    settings: dict[str, Any] = {"max_quilt_states": max_quilt_states, "extra_quilts": extra_quilts,
+                "max_candidates": max_candidates, "memory_budget": memory_budget,
+                "max_region": max_region, "progress": steps,
+                "max_cells": _budget_cells(memory_budget)}
     weight = network_inputs(framework, query, settings)
     parts = class_components(framework.scenarios)
     if len(parts) > 1:
-        return plan_components(framework, parts, weight, epsilon, settings)
-    return plan_connected(framework, weight, epsilon, settings, executor)
+        plan = plan_components(framework, parts, weight, epsilon, settings)
+    else:
+        plan = plan_connected(framework, weight, epsilon, settings, executor)
+    steps.finish()
+    return plan
+
+
+def _budget_cells(budget: int | float | str | None) -> int:
+    """The most float64 cells one table of the influence computation may hold."""
+    return max(1, memory_budget(budget) // 8)

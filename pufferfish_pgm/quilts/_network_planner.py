@@ -46,6 +46,7 @@ from ..errors import InvalidParameterError, LimitExceededError
 from ..scenarios import MarkovChainScenario, MarkovNetworkScenario, as_class
 from ..secrets import NodeSecret, check_possible, possible_secrets
 from ._influence import member_influence, ordered_pairs, quilt_table_size
+from ._local_planner import class_view, plan_node_local
 from ._plan import PlanEntry
 
 __all__ = ["NetworkPlan", "candidate_quilts", "class_dags", "d_connected", "d_separated",
@@ -225,6 +226,7 @@ class NetworkPlan:
 TRIVIAL_REASONS = {
     "budget": "memory budget: a candidate's influence needs a table above it",
     "size": "max_quilt_states: a candidate's joint table is larger",
+    "region": "max_region: a candidate's nearby set or influence region is larger",
     "evaluated": "influence: every candidate tried has e >= epsilon or no smaller sigma",
 }
 #: The reason when no candidate could beat the trivial quilt even at influence 0.
@@ -296,9 +298,9 @@ def plan_node(cls: Any, pairs: list, node: Any, weight: Counter, epsilon: float,
 
 def _node_task(task: tuple) -> tuple[PlanEntry, Counter, bool]:
     """One secret node's plan (one argument, module level: executors run it)."""
-    framework, node, weight, epsilon, settings, dags = task
-    return plan_node(framework.scenarios, ordered_pairs(framework, node), node, weight,
-                     epsilon, settings, dags)
+    framework, node, weight, epsilon, settings, view = task
+    return plan_node_local(framework.scenarios, view, ordered_pairs(framework, node), node,
+                           weight, epsilon, settings)
 
 
 def network_inputs(framework: Any, query: Any, settings: dict) -> Counter:
@@ -306,7 +308,8 @@ def network_inputs(framework: Any, query: Any, settings: dict) -> Counter:
 
     An impossible secret (joint ones too) is refused first, as compile_secrets would; joint
     secrets are refused (MQM protects single-node secrets). ``settings`` is checked only for
-    its keys (``max_quilt_states``, ``extra_quilts``, ``max_candidates``, ``memory_budget``).
+    its keys (``max_quilt_states``, ``extra_quilts``, ``max_candidates``, ``memory_budget``,
+    ``max_region``, ``max_cells``, ``progress``).
     """
     check_possible(framework.pairs, possible_secrets(framework))
     if any(not isinstance(s, NodeSecret) for p in framework.pairs for s in (p.first, p.second)):
@@ -314,23 +317,32 @@ def network_inputs(framework: Any, query: Any, settings: dict) -> Counter:
             "the Markov quilt mechanism protects single-node secrets; the framework has a joint "
             "secret pair (use the exact or Wasserstein mechanism for joint secrets)")
     assert set(settings) == {"max_quilt_states", "extra_quilts", "max_candidates",
-                             "memory_budget"}
+                             "memory_budget", "max_region", "max_cells", "progress"}
     return Counter(query.node_list(framework.scenarios))  # a node listed twice counts twice
 
 
 def plan_connected(framework: Any, weight: Counter, epsilon: float, settings: dict,
                    executor: Any = None) -> NetworkPlan:
-    """The best quilt of every secret node, the class planned as one network (see
-    :func:`~pufferfish_pgm.quilts.plan_network`, which splits independent components first).
+    """The best quilt of every secret node by the local search
+    (:func:`~pufferfish_pgm.quilts._local_planner.plan_node_local`), the class planned as
+    one network (:func:`~pufferfish_pgm.quilts.plan_network` splits independent Bayesian
+    network components first). ``settings["progress"]`` (a Ticker) counts one step per node.
     """
-    dags = class_dags(framework.scenarios)
-    tasks = [(framework, node, weight, epsilon, settings, dags) for node in framework.secret_nodes]
-    results = list(zip(framework.secret_nodes, run_map(_node_task, tasks, executor), strict=True))
-    for node, (entry, _, _) in results:
-        if entry.remote and not all(d_separated(d, {node}, set(entry.remote), set(entry.quilt))
-                                    for d in dags):
-            raise RuntimeError(f"internal error: the quilt of {node!r} does not separate")
-    return collect_plan(results)
+    view = class_view(framework.scenarios)
+    steps = settings["progress"]
+    steps.plan(len(framework.secret_nodes))
+    tasks = [(framework, node, weight, epsilon, settings, view)
+             for node in framework.secret_nodes]
+    if executor is None:
+        done = [_ticked(_node_task(t), steps) for t in tasks]
+    else:
+        done = [_ticked(r, steps) for r in run_map(_node_task, tasks, executor)]
+    return collect_plan(zip(framework.secret_nodes, done, strict=True))
+
+
+def _ticked(result: tuple, steps: Any) -> tuple:
+    steps.tick()
+    return result
 
 
 def collect_plan(results: Iterable[tuple[Any, tuple[PlanEntry, Counter, bool]]]) -> NetworkPlan:

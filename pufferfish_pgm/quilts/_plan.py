@@ -14,7 +14,7 @@ import numpy as np
 
 from .._budget import check_allocation
 
-__all__ = ["ChainPlan", "NodeRanges", "PlanEntry"]
+__all__ = ["ChainPlan", "NodeRanges", "OtherNodes", "PlanEntry"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -219,3 +219,37 @@ class ChainPlan(Sequence[PlanEntry]):
     def worst_node(self) -> int | None:
         """The first node reaching σ_max."""
         return int(self.starts[np.argmax(self.run_sigma)]) if len(self) else None
+
+
+@dataclass(frozen=True, eq=False)
+class OtherNodes(Sequence):
+    """The nodes of ``nodes`` (model order) that are not in ``kept``, listed only on demand.
+
+    Examples
+    --------
+    >>> r = OtherNodes(("a", "b", "c"), frozenset({"a", "b", "c"}), frozenset({"b"}))
+    >>> len(r), list(r), "c" in r, "b" in r, r[1]
+    (2, ['a', 'c'], True, False, 'c')
+    """
+
+    nodes: tuple
+    universe: frozenset
+    kept: frozenset
+
+    def __len__(self) -> int:
+        return len(self.nodes) - len(self.kept)
+
+    def __iter__(self) -> Iterator:
+        return (v for v in self.nodes if v not in self.kept)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self.universe and node not in self.kept
+
+    @overload
+    def __getitem__(self, k: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list: ...
+
+    def __getitem__(self, k: int | slice) -> Any:
+        return list(self)[k]

@@ -1,0 +1,276 @@
+"""The local quilt search of a network's secret node (issue 24 item 2; DESIGN §3.2).
+
+Per secret node X_i, everything happens in X_i's neighbourhood, so the work per node is
+bounded by ``max_region`` and the memory budget, not by the network's size:
+
+1. *Candidates*: distance spheres of the union skeleton up to the largest radius whose ball
+   has at most ``max_region`` nodes, per-branch distances (branches of the ball minus X_i,
+   cut at ``max_candidates``), each member's Markov blanket, the caller's quilts, and ∅.
+2. *Nearby sets*: reachability (d-connection given the quilt in a Bayesian network member,
+   graph separation in a Markov network member), stopped past ``max_region`` nodes (the
+   candidate is then skipped, reason ``"region"``).
+3. *Influence*: :mod:`._local_influence` on the quilt's region. The prior term
+   ``log P(b)/P(a)`` is exact when the region of ∅ (X_i's component, or ``An(X_i)``) fits;
+   otherwise it is bounded by the best separator computed for the node (distance spheres
+   first), which keeps every influence a proven upper bound (``docs/undirected.md``).
+   Candidates whose elimination needs a table above the memory budget are skipped
+   (``"budget"``) before anything is built.
+
+Candidates are tried by increasing nearby count; σ only decreases as the prior bound
+tightens, so the usual stop (``card / ε >= best σ``) stays exact.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Hashable
+from typing import Any
+
+from ._influence import quilt_table_size
+from ._local_influence import LocalView, Ratios, local_ratios, region
+from ._plan import OtherNodes, PlanEntry
+
+__all__ = ["ClassView", "class_view", "local_candidates", "nearby_set", "plan_node_local"]
+
+
+class ClassView:
+    """The members' :class:`LocalView` (one per distinct table object), the union skeleton
+    and the node order of a class, built once per plan."""
+
+    def __init__(self, cls: Any, views: list[LocalView]) -> None:
+        self.nodes = tuple(cls.nodes)
+        self.views = views
+        skeleton: dict = {v: set() for v in self.nodes}
+        for view in views:
+            if view.directed:
+                for v, ps in view.parents.items():
+                    for p in ps:
+                        skeleton[v].add(p)
+                        skeleton[p].add(v)
+            else:
+                for v, near in view.neighbours.items():
+                    skeleton[v].update(near)
+        self.skeleton = skeleton
+
+
+def class_view(cls: Any) -> ClassView:
+    """The :class:`ClassView` of a network class (members sharing tables share a view)."""
+    from ._local_influence import local_view
+
+    made: dict[int, LocalView] = {}
+    views = []
+    for m in cls:
+        key = id(m.tables)
+        if key not in made:
+            made[key] = local_view(m)
+        views.append(made[key])
+    return ClassView(cls, list(dict.fromkeys(views)))
+
+
+def _dsep_reach(view: LocalView, node: Hashable, quilt: frozenset, cap: int) -> set | None:
+    """Nodes d-connected to ``node`` given ``quilt`` (Bayes-ball), None past ``cap``."""
+    lit = 0
+    for q in quilt:
+        lit |= view.ancestors[view.position[q]]
+    seen, reach, todo = set(), set(), [(node, True)]
+    while todo:
+        v, up = todo.pop()
+        if (v, up) in seen:
+            continue
+        seen.add((v, up))
+        if v not in quilt:
+            reach.add(v)
+            if len(reach) > cap:
+                return None
+            todo.extend((c, False) for c in view.children[v])
+            if up:
+                todo.extend((p, True) for p in view.parents[v])
+        if not up and lit >> view.position[v] & 1:
+            todo.extend((p, True) for p in view.parents[v])
+    return reach
+
+
+def nearby_set(cv: ClassView, node: Hashable, quilt: frozenset, cap: int) -> tuple | None:
+    """X_N of ``quilt`` (model order): ``node`` and every non-quilt node connected to it in
+    some member; None when it has more than ``cap`` nodes."""
+    near: set = {node}
+    for view in cv.views:
+        part = (_dsep_reach(view, node, quilt, cap) if view.directed
+                else region(view, node, quilt, cap))
+        if part is None:
+            return None
+        near |= part
+        if len(near) > cap:
+            return None
+    return tuple(sorted(near, key=cv.views[0].position.__getitem__))
+
+
+def _blanket(view: LocalView, node: Hashable) -> frozenset:
+    if not view.directed:
+        return frozenset(view.neighbours[node])
+    kids = view.children[node]
+    spouses = {p for c in kids for p in view.parents[c]}
+    return frozenset((set(view.parents[node]) | set(kids) | spouses) - {node})
+
+
+def _ball(cv: ClassView, node: Hashable, cap: int) -> dict:
+    """Distances from ``node`` in the skeleton, for whole spheres while the ball has at most
+    ``cap`` nodes (plus the first sphere past it, so that its quilt is a candidate)."""
+    dist, frontier = {node: 0}, [node]
+    while frontier and len(dist) <= cap:
+        nxt = []
+        for v in frontier:
+            for u in cv.skeleton[v]:
+                if u not in dist:
+                    dist[u] = dist[v] + 1
+                    nxt.append(u)
+        frontier = nxt
+    return dist
+
+
+def _branch_options(cv: ClassView, node: Hashable, dist: dict) -> list[list]:
+    """Per branch of (ball − node): None or the branch's nodes at each distance."""
+    inner = set(dist) - {node}
+    rank = cv.views[0].position
+    branches, seen = [], set()
+    for start in sorted(cv.skeleton[node], key=rank.__getitem__):
+        if start in seen:
+            continue
+        comp, todo = {start}, [start]
+        while todo:
+            for u in cv.skeleton[todo.pop()]:
+                if u in inner and u not in comp:
+                    comp.add(u)
+                    todo.append(u)
+        seen |= comp
+        branches.append(comp)
+    options = []
+    for comp in branches:
+        depths = sorted({dist[v] for v in comp})
+        options.append([None] + [frozenset(v for v in comp if dist[v] == d) for d in depths])
+    return options
+
+
+def local_candidates(cv: ClassView, node: Hashable, *, max_region: int, max_candidates: int,
+                     extra: Any = ()) -> tuple[list[frozenset], bool]:
+    """The candidate quilts of ``node`` (module docstring) and whether the cut applied."""
+    found: dict = dict.fromkeys(_blanket(v, node) for v in cv.views)
+    dist = _ball(cv, node, max_region)
+    for d in range(1, max(dist.values()) + 1):
+        found[frozenset(v for v, dv in dist.items() if dv == d)] = None
+    combos = itertools.product(*_branch_options(cv, node, dist))
+    taken = list(itertools.islice(combos, max_candidates + 1))
+    for combo in taken[:max_candidates]:
+        found[frozenset().union(*(c for c in combo if c is not None))] = None
+    for q in extra:
+        found[frozenset(q)] = None
+    found.pop(frozenset(), None)
+    return list(found), len(taken) > max_candidates
+
+
+class _NodeInfluence:
+    """The ratios computed for one node, per view, and the prior-term bound they give."""
+
+    def __init__(self, cv: ClassView, node: Hashable, pairs: list, caps: dict) -> None:
+        self.cv, self.node, self.pairs, self.caps = cv, node, pairs, caps
+        self.states = sorted({s for p in pairs for s in p})
+        self.prior = [dict.fromkeys(pairs, math.inf) for _ in cv.views]
+        self.possible = [dict.fromkeys(self.states, True) for _ in cv.views]
+        self.exact = [False] * len(cv.views)
+
+    def ratios(self, quilt: frozenset) -> list[Ratios] | str:
+        """Every view's ratios for ``quilt`` (tightening the prior bound), or the reason
+        (``"region"`` / ``"budget"``) why one could not be computed."""
+        out = []
+        for k, view in enumerate(self.cv.views):
+            r = local_ratios(view, self.node, quilt, self.states, **self.caps)
+            if isinstance(r, str):
+                return r
+            out.append(r)
+            for a, b in self.pairs:
+                self.prior[k][(a, b)] = min(self.prior[k][(a, b)], r.top[(b, a)])
+            for s, ok in r.possible.items():
+                self.possible[k][s] = self.possible[k][s] and ok
+            self.exact[k] = self.exact[k] or not quilt
+        return out
+
+    def influence(self, rows: list[Ratios]) -> float:
+        """e_Θ from one quilt's ratios and the current prior bounds (exact when the prior
+        term of every view is)."""
+        best = 0.0
+        for k, r in enumerate(rows):
+            ok = self.possible[k]
+            for a, b in self.pairs:
+                if ok[a] and ok[b]:
+                    best = max(best, r.top[(a, b)] + self.prior[k][(a, b)])
+        return best
+
+
+def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Counter,
+                    epsilon: float, settings: dict) -> tuple[PlanEntry, Counter, bool]:
+    """The best quilt of ``node`` by the local search, the candidates skipped by reason
+    (``"size"``, ``"budget"``, ``"region"``) or evaluated, and whether the list was cut."""
+    cap = settings["max_region"]
+    extra = settings["extra_quilts"].get(node, ()) if settings["extra_quilts"] else ()
+    quilts, cut = local_candidates(cv, node, max_region=cap,
+                                   max_candidates=settings["max_candidates"], extra=extra)
+    total = sum(weight.values())
+    trivial = PlanEntry(node=node, quilt=(), nearby=cv.nodes, remote=(), influence=0.0,
+                        sigma=total / epsilon, trivial=True)
+    counts: Counter = Counter()
+    if not pairs:
+        return trivial, counts, cut
+    inf = _NodeInfluence(cv, node, pairs, {"max_region": cap,
+                                           "max_cells": settings["max_cells"]})
+    inf.ratios(frozenset())   # the exact prior term, when X_i's own region fits
+    options = _options(cv, node, quilts, weight, cap, counts)
+    kept = []
+    best_sigma = trivial.sigma
+    for card, size, q, nearby in sorted(
+            ((c, quilt_table_size(cls, q), q, n) for q, (c, n) in options.items()),
+            key=lambda r: (r[0], r[1], sorted(map(repr, r[2])))):
+        if card / epsilon >= best_sigma:
+            break
+        if size > settings["max_quilt_states"]:
+            counts["size"] += 1
+            continue
+        counts["evaluated"] += 1
+        rows = inf.ratios(q)
+        if isinstance(rows, str):
+            counts[rows] += 1
+            continue
+        kept.append((card, q, nearby, rows))
+        e = inf.influence(rows)
+        if e < epsilon:
+            best_sigma = min(best_sigma, card / (epsilon - e))
+    return _choose(cv, node, kept, inf, epsilon, trivial), counts, cut
+
+
+def _options(cv: ClassView, node: Hashable, quilts: list, weight: Counter, cap: int,
+             counts: Counter) -> dict:
+    """quilt -> (nearby count, nearby set) of the candidates whose nearby set fits."""
+    out = {}
+    for q in quilts:
+        nearby = nearby_set(cv, node, q, cap)
+        if nearby is None:
+            counts["region"] += 1
+            continue
+        out[q] = (sum(weight[v] for v in nearby), nearby)
+    return out
+
+
+def _choose(cv: ClassView, node: Hashable, kept: list, inf: _NodeInfluence, epsilon: float,
+            trivial: PlanEntry) -> PlanEntry:
+    """The best of the evaluated candidates with the final (tightest) prior bounds."""
+    best = trivial
+    universe = frozenset(cv.nodes)
+    for card, q, nearby, rows in kept:
+        e = inf.influence(rows)
+        if e < epsilon and card / (epsilon - e) < best.sigma:
+            quilt = tuple(sorted(q, key=cv.views[0].position.__getitem__))
+            best = PlanEntry(node=node, quilt=quilt, nearby=nearby,
+                             remote=OtherNodes(cv.nodes, universe, frozenset(nearby + quilt)),
+                             influence=e, sigma=card / (epsilon - e), trivial=False)
+    return best
