@@ -57,6 +57,7 @@ from ..privacy_loss._engine import (
     release_layout,
 )
 from ..queries import Query
+from ..scenarios._engine import posterior_of
 from ..secrets import Framework
 from ._optimal_groups import chunked_report
 from ._optimal_lp import NoiseLP, dp_loss, dp_rows, dp_shift, dp_shifts
@@ -162,9 +163,15 @@ class OptimalCalibration(Calibration[OptimalNoiseEvidence]):
                               coordinates=base.coordinates, noise=self.noise)
 
     def summary(self) -> str:
-        """One line: mechanism, the noise's E|Z| and ε."""
+        """One line: mechanism, the noise's E|Z| and ε (and, on a class drawn from a
+        posterior, that only its drawn members are covered: docs/posterior.md)."""
+        record = posterior_of(self.framework.scenarios)
+        caveat = "" if record is None else (
+            f"; proven for the {record.draws} drawn beliefs only: the posterior coverage "
+            "statement (docs/posterior.md) is about Laplace scales, not integer noise; for it "
+            "use ExactLaplaceMechanism on the class")
         return (f"{self.mechanism}: integer noise with E|Z| = {self.noise.mean_abs:.6g} for "
-                f"{self.query.name} at ε={self.epsilon}")
+                f"{self.query.name} at ε={self.epsilon}{caveat}")
 
 
 def _point_mass() -> IntegerNoise:

@@ -26,6 +26,7 @@ from pufferfish_pgm.mechanisms import OptimalCalibration, OptimalNoiseMechanism,
 from pufferfish_pgm.mechanisms._registry import EXTRA_NAMES, mechanism
 from pufferfish_pgm.mechanisms.optimal import laplace_loss
 from pufferfish_pgm.noise import IntegerNoise
+from pufferfish_pgm.privacy_loss import audit_integer_noise
 from pufferfish_pgm.privacy_loss._pair_rows import Group
 from pufferfish_pgm.privacy_loss._pmf_audit import PmfGroup, TailedLaw
 from pufferfish_pgm.queries import Count
@@ -482,3 +483,18 @@ def test_a_constant_query_needs_no_noise_even_with_a_floor():
         fw, pp.LinearQuery({0: 1, 1: 1}))
     assert cal.noise.mean_abs == 0.0 and cal.evidence.dp_realised == 0.0
     assert pp.verify(cal.to_json(), fw).holds
+
+
+def test_on_a_posterior_class_the_summary_states_the_weaker_promise() -> None:
+    """Optimal noise is not a threshold family, so the coverage statement of docs/posterior.md
+    does not carry over; what holds (and what the summary now says) is privacy for each drawn
+    member, checked here by the exact integer-noise audit of every member."""
+    cls = ScenarioClass.from_posterior([[0, 1, 1, 0, 1, 1], [1, 1, 0, 0, 0, 1]], coverage=0.7,
+                                       confidence=0.9, seed=3)
+    cal = OptimalNoiseMechanism(epsilon=1.0).calibrate(Framework(cls), Count(1))
+    assert "proven for the 7 drawn beliefs only" in cal.summary()
+    assert "ExactLaplaceMechanism" in cal.summary()
+    for member in cls:
+        assert audit_integer_noise(Framework(member), Count(1), cal.noise).epsilon <= 1 + 1e-9
+    plain = OptimalNoiseMechanism(epsilon=1.0).calibrate(Framework(cls[0]), Count(1))
+    assert "drawn beliefs" not in plain.summary()
