@@ -68,6 +68,7 @@ class Source:
     batch_rows: int
     budget: int
     show: bool
+    period: int | None = None
 
     def batches(self, label: str) -> Iterator[tuple[int, Any]]:
         """``(i, batch)`` of whole users, with a progress line per batch on stderr."""
@@ -102,7 +103,8 @@ def source(args: argparse.Namespace) -> Source:
         raise InvalidParameterError(f"--memory-budget {budget} bytes is too small for a batch "
                                     f"of one row ({2 * ROW_WORK_BYTES} bytes)")
     show = bool(args.progress) or sys.stderr.isatty()
-    return Source(path, args.slot, args.fill, int(rows), budget, show)
+    return Source(path, args.slot, args.fill, int(rows), budget, show,
+                  getattr(args, "period", None))
 
 
 def _or_skip(count: Callable[[Any], Any], batch: Any) -> Any:
@@ -119,8 +121,8 @@ def fit(src: Source) -> Any:
     """Pass 1: the transition counts of every batch, summed (one chain's worth of data)."""
     total = None
     for _, batch in src.batches("pass 1 (fit)"):
-        part = _or_skip(lambda b: event_transition_counts(b, slot=src.slot, fill=src.fill),
-                        batch)
+        part = _or_skip(lambda b: event_transition_counts(b, slot=src.slot, fill=src.fill,
+                                                          period=src.period), batch)
         if part is not None:
             total = part if total is None else total + part
     if total is None:
@@ -146,8 +148,13 @@ def theta(args: argparse.Namespace, src: Source, per_day: int) -> tuple[Scenario
                 f"({per_day} steps); it has {sorted(lengths)} steps")
         return cls, None
     counts = fit(src)
-    chain = counts.chain(pseudocount=0.5, initial="stationary", name="cohort")
-    return ScenarioClass([chain]), counts.initial + counts.transitions.sum(axis=0)
+    if src.period is None:
+        chain = counts.chain(pseudocount=0.5, initial="stationary", name="cohort")
+    else:       # a time-of-day chain has no stationary law: the days' first slots give it
+        chain = counts.chain(pseudocount=0.5, initial="empirical", name="cohort",
+                             shrinkage=args.shrinkage)
+    arrivals = counts.transitions.reshape(-1, len(counts.states)).sum(axis=0)
+    return ScenarioClass([chain]), counts.initial + arrivals
 
 
 def query(args: argparse.Namespace, cls: ScenarioClass, frequency: Any,

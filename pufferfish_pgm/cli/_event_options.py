@@ -26,9 +26,10 @@ def event_options(p: argparse.ArgumentParser) -> None:
                                                   "counts (default 1h; 1d: one count a day)")
     p.add_argument("--fill", help="with --events: state of slots no event covers")
     p.add_argument("--period", type=int, metavar="SLOTS",
-                   help="with --events --theta user --unit day: a time-of-day chain per user, "
-                        "one transition matrix per block of SLOTS slots (6 at 10min: hourly), "
-                        "each row shrunk to the user's pooled fit (docs/time-varying.md)")
+                   help="with --events --unit day: a time-of-day chain (per user, or the "
+                        "cohort's), one transition matrix per block of SLOTS slots (6 at "
+                        "10min: hourly), each row shrunk to the pooled fit "
+                        "(docs/time-varying.md)")
     p.add_argument("--shrinkage", type=float,
                    help="with --period: pseudo-transitions per row towards the pooled fit "
                         "(default 10)")

@@ -151,16 +151,17 @@ def _calibrate(args: argparse.Namespace, days: Any) -> tuple[Calibration, Any]:
 
 
 def _check_period(args: argparse.Namespace) -> None:
-    """``--period`` fits per-user days only (the cohort's interval counts and the whole-log
-    chains of ``--unit window`` are one matrix)."""
+    """``--period`` fits days (a user's whole log under ``--unit window`` is one chain over
+    many days, and a ``--model`` is already fitted)."""
     if getattr(args, "period", None) is None:
         if getattr(args, "shrinkage", None) is not None:
             raise InvalidParameterError("--shrinkage goes with --period SLOTS")
         return
-    if _theta(args) == "cohort" or args.unit == "window":
+    if args.unit == "window" or getattr(args, "model", None) is not None:
         raise InvalidParameterError(
-            "--period (a time-of-day chain) needs --theta user --unit day: the cohort's "
-            "interval counts and the whole-log chains of --unit window have one matrix")
+            "--period (a time-of-day chain fitted from the log) needs --unit day and no "
+            "--model: --unit window fits one chain over each user's whole log, and a --model "
+            "is already fitted")
 
 
 def _mechanism(args: argparse.Namespace) -> Mechanism:

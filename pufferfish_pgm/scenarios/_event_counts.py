@@ -49,6 +49,7 @@ from ._event_files import _load
 from ._event_records import DAY_NS, _is_missing, _validate
 from ._events import RULES, _gap_error, _majority, _slot_labels, _slot_ns
 from ._fit import _state_list
+from ._time_varying import block_count, check_period
 from ._transition_counts import TransitionCounts
 
 __all__ = ["event_counts", "event_transition_counts"]
@@ -241,7 +242,8 @@ def _labelled(hits: np.ndarray, log: Any, days: np.ndarray, user: Hashable, coun
 def event_transition_counts(events: Any, *, slot: Any, user: Hashable = "user",
                             start: Hashable = "start", end: Hashable = "end",
                             state: Hashable = "state", fill: Any = None, rule: str = "midpoint",
-                            states: Sequence | None = None) -> TransitionCounts:
+                            states: Sequence | None = None,
+                            period: int | None = None) -> TransitionCounts:
     """The transition counts of the days of an event log, from its intervals: Θ's partial.
 
     Equal to ``transition_counts(sequences_from_events(events, ...), states)`` (one sequence
@@ -255,6 +257,10 @@ def event_transition_counts(events: Any, *, slot: Any, user: Hashable = "user",
         As for :func:`~pufferfish_pgm.scenarios.sequences_from_events`.
     states : sequence, optional
         The states and their order; by default the labels that occur in the slots, sorted.
+    period : int, optional
+        Count per block of ``period`` start slots of the day, as
+        ``transition_counts(..., period=period)``: ``.chain(shrinkage=...)`` then fits the
+        time-of-day chain of ``MarkovChainScenario.fit(..., period=period)``.
 
     Returns
     -------
@@ -274,7 +280,10 @@ def event_transition_counts(events: Any, *, slot: Any, user: Hashable = "user",
     >>> counts = event_transition_counts(log, slot="6h")   # one whole day: up, up, up, down
     >>> counts.states, counts.transitions.tolist(), counts.initial.tolist(), counts.longest
     (('down', 'up'), [[0, 0], [1, 2]], [0, 1], 4)
+    >>> event_transition_counts(log, slot="6h", period=2).transitions.tolist()  # slots 0-1, 2-3
+    [[[0, 0], [0, 2]], [[0, 0], [1, 0]]]
     """
+    period = None if period is None else check_period(period)
     slots, days, per_day, _ = _read(events, slot, None, user, start, end, state, fill, rule)
     bounds, codes = _runs(slots, days, per_day)
     names = list(slots.log.state_names)
@@ -285,7 +294,7 @@ def event_transition_counts(events: Any, *, slot: Any, user: Hashable = "user",
         where = [i for i, s in enumerate(names) if bool(s == fill)]
         codes = np.where(codes < 0, where[0] if where else len(names), codes)
         names += [] if where else [fill]
-    return _tally(bounds, codes, names, per_day, states)
+    return _tally(bounds, codes, names, per_day, states, period)
 
 
 def _runs(slots: _Slots, days: np.ndarray, per_day: int) -> tuple[np.ndarray, np.ndarray]:
@@ -310,19 +319,26 @@ def _runs(slots: _Slots, days: np.ndarray, per_day: int) -> tuple[np.ndarray, np
 
 
 def _tally(bounds: np.ndarray, codes: np.ndarray, names: list, per_day: int,
-           states: Sequence | None) -> TransitionCounts:
-    """Self-steps inside runs, one step between runs of a day, the first run of each day."""
+           states: Sequence | None, period: int | None = None) -> TransitionCounts:
+    """Self-steps inside runs, one step between runs of a day, the first run of each day;
+    per block of ``period`` start slots when given."""
     k = len(names)
-    length = np.diff(bounds)
-    trans = np.zeros((k, k), dtype=np.int64)
-    trans[np.diag_indices(k)] = np.bincount(codes, weights=length - 1, minlength=k)
+    blocks = 1 if period is None else block_count(per_day, period)
+    trans = _self_steps(bounds, codes, k, per_day, period) if period else np.zeros(
+        (1, k, k), dtype=np.int64)
+    if period is None:
+        trans[0][np.diag_indices(k)] = np.bincount(codes, weights=np.diff(bounds) - 1,
+                                                   minlength=k)
     inner = bounds[1:-1] % per_day != 0
-    pairs = codes[:-1][inner] * k + codes[1:][inner]
-    trans += np.bincount(pairs, minlength=k * k).reshape(k, k)
+    block = ((bounds[1:-1][inner] - 1) % per_day) // (period or per_day)   # the step's start
+    pairs = (block * k + codes[:-1][inner]) * k + codes[1:][inner]
+    trans += np.bincount(pairs, minlength=blocks * k * k).reshape(blocks, k, k)
     first = np.bincount(codes[bounds[:-1] % per_day == 0], minlength=k).astype(np.int64)
-    seen = [i for i in range(k) if first[i] or trans[i].any() or trans[:, i].any()]
-    found = TransitionCounts(tuple(names[i] for i in seen), trans[np.ix_(seen, seen)],
-                             first[seen], per_day)
+    used = trans.any(axis=(0, 2)) | trans.any(axis=(0, 1)) | (first > 0)
+    seen = np.flatnonzero(used)
+    table = trans[:, seen[:, None], seen[None, :]]
+    found = TransitionCounts(tuple(names[i] for i in seen), table if period else table[0],
+                             first[seen], per_day, period)
     if states is not None:
         outside = [s for s in found.states if s not in set(states)]
         if outside:
@@ -330,3 +346,22 @@ def _tally(bounds: np.ndarray, codes: np.ndarray, names: list, per_day: int,
                                    f"among the given states {list(states)}; add it to states "
                                    "or clean the data")
     return found.over(_state_list([list(found.states)], None) if states is None else states)
+
+
+def _self_steps(bounds: np.ndarray, codes: np.ndarray, k: int, per_day: int,
+                period: int) -> np.ndarray:
+    """``(H, k, k)`` with the steps that stay in a run on the diagonal, per block of their
+    start slot: each run adds +1 from its first slot to (not including) its last in a
+    difference array over (state, slot of the day), summed over runs by one bincount."""
+    first = bounds[:-1] % per_day
+    last = first + np.diff(bounds) - 1              # a run never crosses a day start
+    where = np.concatenate([codes * (per_day + 1) + first, codes * (per_day + 1) + last])
+    sign = np.concatenate([np.ones(len(first)), -np.ones(len(last))])
+    diff = np.bincount(where, weights=sign, minlength=k * (per_day + 1)).reshape(k, per_day + 1)
+    per_slot = np.cumsum(diff, axis=1)[:, :per_day].round().astype(np.int64)
+    blocks = block_count(per_day, period)
+    padded = np.zeros((k, blocks * period), dtype=np.int64)
+    padded[:, :per_day] = per_slot
+    trans = np.zeros((blocks, k, k), dtype=np.int64)
+    trans[:, np.arange(k), np.arange(k)] = padded.reshape(k, blocks, period).sum(axis=2).T
+    return trans

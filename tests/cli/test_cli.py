@@ -358,8 +358,7 @@ def test_release_from_event_logs_with_time_of_day_chains(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("extra", "fragment"), [
-    (["--period", "6", "--unit", "window"], "needs --theta user --unit day"),
-    (["--period", "6", "--theta", "cohort"], "needs --theta user --unit day"),
+    (["--period", "6", "--unit", "window"], "needs --unit day and no --model"),
     (["--shrinkage", "2"], "goes with --period"),
     (["--period", "0"], "period"),
 ])

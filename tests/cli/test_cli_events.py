@@ -70,6 +70,24 @@ def test_daily_totals_equal_the_slotted_release_by_hand(tmp_path, capsys):
     assert got["coordinates"] == [f"count(walk)@[{a},{a + 6})" for a in (0, 6, 12, 18)]
 
 
+def test_cohort_time_of_day_chain_equals_the_slotted_fit_by_hand(tmp_path, capsys):
+    # --period 6: pass 1 counts per block of 6 start slots straight from the intervals
+    # (before: the cohort path had one matrix); the scale equals the calibration of the
+    # time-of-day chain fitted on the slots by hand
+    log = _events()
+    code, out, err = run(capsys, "release", "--events", str(_csv(tmp_path, log)), "--theta",
+                         "cohort", "--aggregate", *WINDOW, "--period", "6", "--shrinkage",
+                         "2", "--json")
+    assert code == 0, err
+    slots = pp.sequences_from_events(log, slot="1h")
+    chain = pp.transition_counts(slots, period=6).chain(
+        pseudocount=0.5, initial="empirical", name="cohort", shrinkage=2.0)
+    assert chain.time_varying
+    cal = pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(pp.Framework(chain),
+                                                         pp.WindowedCount("walk", 6))
+    assert json.loads(out)["scale"] == cal.scale
+
+
 def test_per_user_rows_are_written_batch_by_batch_with_child_seeds(tmp_path, capsys):
     log = _events()
     out_file = tmp_path / "noisy.csv"

@@ -200,11 +200,11 @@ def test_batches_need_pyarrow_or_say_so(tmp_path) -> None:
 
 # ------------------------------------------------------- Θ straight from intervals (item 4/5)
 
-def _check_transitions(events: pd.DataFrame, **options) -> None:
+def _check_transitions(events: pd.DataFrame, period: int | None = None, **options) -> None:
     from pufferfish_pgm import event_transition_counts
 
-    got = event_transition_counts(events, **options)
-    want = pp.transition_counts(sequences_from_events(events, **options))
+    got = event_transition_counts(events, period=period, **options)
+    want = pp.transition_counts(sequences_from_events(events, **options), period=period)
     assert got.states == want.states and got.longest == want.longest
     np.testing.assert_array_equal(got.transitions, want.transitions)
     np.testing.assert_array_equal(got.initial, want.initial)
@@ -212,9 +212,10 @@ def _check_transitions(events: pd.DataFrame, **options) -> None:
 
 @settings(max_examples=80)
 @given(st.lists(logs(), min_size=1, max_size=3), st.sampled_from([60, 600, 1800, 21_600]),
-       st.sampled_from(["midpoint", "majority"]), st.sampled_from([None, "-", "a"]))
+       st.sampled_from(["midpoint", "majority"]), st.sampled_from([None, "-", "a"]),
+       st.sampled_from([None, 1, 2, 7]))
 def test_transition_counts_from_intervals_equal_the_slotted_fit(users, slot, rule,
-                                                                fill) -> None:
+                                                                fill, period) -> None:
     from pufferfish_pgm import event_transition_counts
 
     origin = datetime(2024, 1, 1)
@@ -229,7 +230,9 @@ def test_transition_counts_from_intervals_equal_the_slotted_fit(users, slot, rul
             event_transition_counts(log, **options)
         assert str(got.value) == str(err)
         return
-    _check_transitions(log, **options)
+    # per block of `period` start slots too (the cohort path's time-of-day fit); 7 does not
+    # divide 4 (21,600 s slots) nor 144: a short last block
+    _check_transitions(log, period=period, **options)
 
 
 @pytest.mark.parametrize("home", ["A", "B"])
@@ -237,6 +240,7 @@ def test_transition_counts_from_intervals_equal_the_slotted_fit(users, slot, rul
 def test_transition_counts_of_both_ordonez_homes(homes, home, rule) -> None:
     for slot in ("1min", "10min", "1h"):
         _check_transitions(homes[home], slot=slot, fill="Idle", rule=rule)
+        _check_transitions(homes[home], slot=slot, fill="Idle", rule=rule, period=6)
 
 
 def test_transition_counts_from_intervals_with_given_states() -> None:
