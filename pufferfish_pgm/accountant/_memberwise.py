@@ -183,5 +183,5 @@ def _exact(mechanism: Mechanism, frameworks: list, query: Any, executor: Any,
         counts[0] += 1
         pending = [i for _, i in failing if i != binding]
     width = len(at[0]) if at else 0
-    return MemberScales(scale, frameworks[binding].scenarios[0].name, *counts,
-                        _largest(at, width))
+    return MemberScales(scale, frameworks[binding].scenarios[0].name, counts[0], counts[1],
+                        counts[2], _largest(at, width))
