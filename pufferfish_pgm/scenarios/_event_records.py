@@ -46,6 +46,26 @@ def _is_missing(value: Any) -> bool:
 
 
 def _validate(table: pd.DataFrame, names: dict[str, Hashable], where: Any, hint: str) -> _Log:
+    """The log's columns checked (present, unique, no missing value, no interval backwards,
+    no overlap within a user) and coded, sorted by user, start and end."""
+    columns = _columns(table, names)
+    for arg, col in columns.items():
+        _check_missing(table, arg, col, names, where)
+    start, end = _parse_log_times(columns, names, where)
+    _check_forward(table, columns, start, end, where, hint)
+    user_codes, user_names = _factorize(columns["user"])
+    state_codes, state_names = _factorize(columns["state"])
+    keep = np.flatnonzero(end > start)  # an empty interval covers nothing
+    if not len(keep):
+        raise InvalidDataError("events has no interval of positive length; nothing to slot")
+    order = keep[np.lexsort((end[keep], start[keep], user_codes[keep]))]
+    _check_overlaps(table, columns, order, user_codes, user_names, (start, end), where, hint)
+    return _Log(user_codes[order], start[order], end[order], state_codes[order], user_names,
+                state_names)
+
+
+def _columns(table: pd.DataFrame, names: dict[str, Hashable]) -> dict[str, pd.Series]:
+    """The named columns, each present exactly once."""
     import pandas as pd
 
     for arg, col in names.items():
@@ -60,21 +80,32 @@ def _validate(table: pd.DataFrame, names: dict[str, Hashable], where: Any, hint:
         if isinstance(col, pd.DataFrame):
             raise InvalidDataError(
                 f"events has more than one column named {col.columns[0]!r}; rename them")
-    for arg, col in columns.items():
-        bad = col.isna().to_numpy().copy()
-        if arg in ("user", "state") and (col.dtype == object
-                                          or pd.api.types.is_string_dtype(col.dtype)):
-            # a blank label is a missing one (checked on the distinct labels, which are few)
-            blank = [v for v in pd.unique(col[~bad]) if isinstance(v, str) and not v.strip()]
-            if blank:
-                bad |= col.isin(blank).to_numpy()
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InvalidDataError(
-                f"{where(table.index[i])}: the {arg} ({names[arg]!r}) is missing "
-                f"({_plain(col.iloc[i])!r}); fill it in or drop the row"
-                + (f" ({int(bad.sum())} rows in all)" if bad.sum() > 1 else ""))
-    start, end = _parse_log_times(columns, names, where)
+    return columns
+
+
+def _check_missing(table: pd.DataFrame, arg: str, col: pd.Series, names: dict,
+                   where: Any) -> None:
+    """No missing value; a blank user or state label counts as missing."""
+    import pandas as pd
+
+    bad = col.isna().to_numpy().copy()
+    if arg in ("user", "state") and (col.dtype == object
+                                      or pd.api.types.is_string_dtype(col.dtype)):
+        # a blank label is a missing one (checked on the distinct labels, which are few)
+        blank = [v for v in pd.unique(col[~bad]) if isinstance(v, str) and not v.strip()]
+        if blank:
+            bad |= col.isin(blank).to_numpy()
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InvalidDataError(
+            f"{where(table.index[i])}: the {arg} ({names[arg]!r}) is missing "
+            f"({_plain(col.iloc[i])!r}); fill it in or drop the row"
+            + (f" ({int(bad.sum())} rows in all)" if bad.sum() > 1 else ""))
+
+
+def _check_forward(table: pd.DataFrame, columns: dict, start: np.ndarray, end: np.ndarray,
+                   where: Any, hint: str) -> None:
+    """No interval ends before it starts."""
     backwards = end < start
     if backwards.any():
         i = int(np.argmax(backwards))
@@ -85,30 +116,32 @@ def _validate(table: pd.DataFrame, names: dict[str, Hashable], where: Any, hint:
             + "); correct the times or drop the row"
             + hint)
 
-    user_codes, user_names = _factorize(columns["user"])
-    state_codes, state_names = _factorize(columns["state"])
-    keep = np.flatnonzero(end > start)  # an empty interval covers nothing
-    if not len(keep):
-        raise InvalidDataError("events has no interval of positive length; nothing to slot")
-    order = keep[np.lexsort((end[keep], start[keep], user_codes[keep]))]
+
+def _check_overlaps(table: pd.DataFrame, columns: dict, order: np.ndarray,
+                    user_codes: np.ndarray, user_names: np.ndarray, times: tuple,
+                    where: Any, hint: str) -> None:
+    """No two intervals of one user overlap (``order``: rows sorted by user, start, end)."""
+    import pandas as pd
+
+    start, end = times
     u, s, e = user_codes[order], start[order], end[order]
     same = u[1:] == u[:-1]
     # latest end among a user's earlier intervals (the running maximum restarts per user)
     run = pd.Series(e).groupby(u).cummax().to_numpy()
     clash = same & (s[1:] < run[:-1])
-    if clash.any():
-        k = int(np.argmax(clash)) + 1
-        lo = int(np.searchsorted(u, u[k], side="left"))    # the user's first interval
-        j = lo + int(np.argmax(e[lo:k] > s[k]))
-        a, b = order[j], order[k]
-        raise InvalidDataError(
-            f"{where(table.index[b])} ({_row(columns, b, start, end)}) overlaps "
-            f"{where(table.index[a])} ({_row(columns, a, start, end)}) of user "
-            f"{user_names[u[k]]!r}; one user's intervals must not overlap"
-            + (f" ({int(clash.sum())} overlapping rows in all)" if clash.sum() > 1 else "")
-            + ": correct the times or drop one of them"
-            + hint)
-    return _Log(u, s, e, state_codes[order], user_names, state_names)
+    if not clash.any():
+        return
+    k = int(np.argmax(clash)) + 1
+    lo = int(np.searchsorted(u, u[k], side="left"))    # the user's first interval
+    j = lo + int(np.argmax(e[lo:k] > s[k]))
+    a, b = order[j], order[k]
+    raise InvalidDataError(
+        f"{where(table.index[b])} ({_row(columns, b, start, end)}) overlaps "
+        f"{where(table.index[a])} ({_row(columns, a, start, end)}) of user "
+        f"{user_names[u[k]]!r}; one user's intervals must not overlap"
+        + (f" ({int(clash.sum())} overlapping rows in all)" if clash.sum() > 1 else "")
+        + ": correct the times or drop one of them"
+        + hint)
 
 
 def _factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
