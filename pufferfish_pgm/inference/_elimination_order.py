@@ -72,7 +72,7 @@ def interaction_graph(scopes: Iterable[Sequence]) -> dict[Hashable, set]:
     return graph
 
 
-def _greedy(graph: dict, candidates: set, score: Callable[[dict, Any], tuple],
+def _greedy(graph: dict, candidates: Iterable, score: Callable[[dict, Any], tuple],
             stop: Callable[[tuple], bool] | None = None) -> list:
     """Eliminate ``candidates`` one by one, each time the one of least ``score`` (consumes
     ``graph``). Only nodes within distance 2 of an eliminated node change score. When
@@ -144,14 +144,17 @@ def _peak(graph: dict, order: Iterable, dims: Mapping, kept_cells: int) -> tuple
 
 
 def schedule(scopes: Sequence[Sequence], *, keep: Iterable, dims: Mapping,
-             rank: Mapping, limit: int | None = None) -> Schedule:
+             rank: Mapping | Callable[[], Mapping], limit: int | None = None) -> Schedule:
     """The order to eliminate every variable of ``scopes`` not in ``keep``, and its peak.
 
-    ``rank`` is the model's order (lower goes first). Its own order is taken unless its peak
-    reaches :data:`OWN_ORDER_CELLS` and a greedy order for this query does better. With
-    ``limit`` (cells), the greedy order stops at the first step whose least new table has
-    more than ``limit`` cells: the result is then incomplete (``complete`` False) and its
-    ``peak_cells`` is that table, a lower bound of the peak of any completion, found without
+    ``rank`` is the model's order (lower goes first), or a function that returns it (called
+    only when needed: a whole-network min-fill order costs seconds on thousands of nodes).
+    Its own order is taken unless its peak reaches :data:`OWN_ORDER_CELLS` and a greedy order
+    for this query does better. With ``limit`` (cells), a greedy order (smallest new table
+    first, then fewest fill edges, then ``str`` of the variable) is built first and stops at
+    the first step whose least new table has more than ``limit`` cells: the result is then
+    incomplete (``complete`` False) and its ``peak_cells`` is that table, a lower bound of the
+    peak of any completion of that order, found without the model's order and without
     scoring the huge neighbourhoods beyond it (the refusal costs little).
 
     Examples
@@ -165,11 +168,22 @@ def schedule(scopes: Sequence[Sequence], *, keep: Iterable, dims: Mapping,
     keep = set(keep)
     graph = interaction_graph(scopes)
     kept_cells = math.prod(dims[v] for v in keep if v in graph)
-    order = sorted((v for v in graph if v not in keep), key=rank.__getitem__)
+    free = [v for v in graph if v not in keep]
+    first = None
+    if limit is not None:
+        names = {v: i for i, v in enumerate(sorted(free, key=str))}
+        first = _own_order(graph, free, dims, names, (kept_cells, math.inf, None), limit)
+        if not first.complete:
+            return first
+    ranks = rank() if callable(rank) else rank
+    order = sorted(free, key=ranks.__getitem__)
     peak, culprit = _peak({v: set(n) for v, n in graph.items()}, order, dims, kept_cells)
-    if peak >= OWN_ORDER_CELLS:
-        return _own_order(graph, order, dims, rank, (kept_cells, peak, culprit), limit)
-    return Schedule(tuple(order), peak, culprit)
+    if peak < OWN_ORDER_CELLS:
+        return Schedule(tuple(order), peak, culprit)
+    own = _own_order(graph, order, dims, ranks, (kept_cells, peak, culprit), limit)
+    if first is None or (own.complete and own.peak_cells <= first.peak_cells):
+        return own
+    return first    # the first order fits the limit; this one stopped or does worse
 
 
 def _own_order(graph: dict, order: list, dims: Mapping, rank: Mapping, model: tuple,
@@ -183,16 +197,18 @@ def _own_order(graph: dict, order: list, dims: Mapping, rank: Mapping, model: tu
         cells = math.prod(dims[a] for a in g[v])
         return cells, (_fill(g, v) if cells <= cap else 0), rank[v]
 
-    own = _greedy({v: set(n) for v, n in graph.items()}, set(order), score,
+    own = _greedy({v: set(n) for v, n in graph.items()}, order, score,
                   None if limit is None else (lambda s: s[0] > cap))
     if len(own) < len(order):
         work = {v: set(n) for v, n in graph.items()}
         _peak(work, own, dims, kept_cells)
-        nxt = min((v for v in work if v in set(order) - set(own)),
+        left = set(order).difference(own)
+        nxt = min((v for v in work if v in left),
                   key=lambda v: (math.prod(dims[a] for a in work[v]), rank[v]))
         return Schedule(tuple(own), math.prod(dims[a] for a in work[nxt]), nxt,
                         complete=False)
-    own_peak, own_culprit = _peak(graph, own, dims, kept_cells)
+    own_peak, own_culprit = _peak({v: set(n) for v, n in graph.items()}, own, dims,
+                                  kept_cells)
     if own_peak < peak:
         return Schedule(tuple(own), own_peak, own_culprit)
     return Schedule(tuple(order), peak, culprit)

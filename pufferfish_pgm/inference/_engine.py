@@ -7,8 +7,8 @@ another stage imports one of this stage's private modules directly.
 """
 
 from ._components import NetworkParts, component_signature, linked_parts, network_parts, sub_tables
-from ._elimination_order import schedule
-from ._network_engine import NetworkIndex, network_index
+from ._elimination_order import Schedule, schedule
+from ._network_engine import Ancestors, NetworkIndex, network_index
 
 __all__ = [
     "NetworkIndex",
@@ -19,4 +19,6 @@ __all__ = [
     "network_parts",
     "schedule",
     "sub_tables",
+    "Schedule",
+    "Ancestors",
 ]

@@ -9,15 +9,57 @@ factors a query needs: ancestors for a Bayesian network, graph separation for a 
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 
 from ..scenarios import BayesianNetworkScenario, MarkovNetworkScenario
 
-__all__ = ["Model", "connected_parts", "factor_tables", "requisite_factors"]
+__all__ = ["Ancestors", "Model", "connected_parts", "factor_tables", "requisite_factors"]
 
 #: A model the engine eliminates: a Bayesian network (one factor per node, its CPT) or a
 #: Markov network (its factors, keyed by position).
 Model = BayesianNetworkScenario | MarkovNetworkScenario
+
+
+class Ancestors(Mapping):
+    """Each node's ancestors, itself included, found on first use (a walk up its parents)
+    and kept; :meth:`of` walks up from many nodes at once. Storing every node's set up front
+    cost O(n²) time and memory on a network of thousands of nodes.
+
+    Examples
+    --------
+    >>> up = Ancestors({"a": (), "b": ("a",), "c": ("b",)})
+    >>> sorted(up["c"]), sorted(up.of(["b"]))
+    (['a', 'b', 'c'], ['a', 'b'])
+    """
+
+    def __init__(self, parents: Mapping) -> None:
+        self._parents = parents
+        self._known: dict[Hashable, frozenset] = {}
+
+    def __getitem__(self, v: Hashable) -> frozenset:
+        out = self._known.get(v)
+        if out is None:
+            if v not in self._parents:
+                raise KeyError(v)
+            out = self._known[v] = self.of([v])
+        return out
+
+    def __iter__(self) -> Iterator:
+        return iter(self._parents)
+
+    def __len__(self) -> int:
+        return len(self._parents)
+
+    def of(self, nodes: Iterable) -> frozenset:
+        """The ancestors of any of ``nodes`` (themselves included)."""
+        seen = set(nodes)
+        todo = list(seen)
+        while todo:
+            for p in self._parents[todo.pop()]:
+                if p not in seen:
+                    seen.add(p)
+                    todo.append(p)
+        return frozenset(seen)
 
 
 def factor_tables(model: Model) -> tuple[dict, dict]:
@@ -56,7 +98,7 @@ def connected_parts(graph: dict, nodes: tuple) -> dict[Hashable, frozenset]:
     return out
 
 
-def requisite_factors(parts: dict, neighbours: dict, families: dict, free: list,
+def requisite_factors(parts: Mapping, neighbours: dict, families: dict, free: list,
                       observed: set) -> tuple[frozenset, frozenset]:
     """The requisite factors of a query on a Markov network: ``(kept, relevant)``.
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -29,7 +29,7 @@ import numpy as np
 from .._budget import check_allocation, memory_budget
 from ..scenarios import MarkovNetworkScenario
 from ._elimination_order import Schedule, min_fill, schedule
-from ._factor_models import Model, connected_parts, factor_tables, requisite_factors
+from ._factor_models import Ancestors, Model, connected_parts, factor_tables, requisite_factors
 
 __all__ = ["NetworkIndex", "network_index", "network_joint"]
 
@@ -74,8 +74,12 @@ class NetworkIndex:
 
     Attributes
     ----------
+    moral : dict
+        The moral graph (node -> neighbours).
     order : dict
-        Rank of each node in a min-fill elimination order of the moral graph.
+        Rank of each node in a min-fill elimination order of the moral graph, computed on
+        first use (a property: on a network of thousands of nodes it costs seconds, which a
+        query refused from its own capped order never pays).
     ancestors : dict
         Each node's ancestors, itself included (Markov network: its connected component,
         every node whose factors can matter).
@@ -92,8 +96,8 @@ class NetworkIndex:
         the cache was emptied cannot name a newer table).
     """
 
-    order: dict[Hashable, int]
-    ancestors: dict[Hashable, frozenset]
+    moral: dict[Hashable, set]
+    ancestors: Mapping[Hashable, frozenset]
     children: dict[Hashable, tuple]
     families: dict[Hashable, tuple] = field(default_factory=dict)
     tables: dict[Hashable, np.ndarray] = field(default_factory=dict)
@@ -102,6 +106,15 @@ class NetworkIndex:
     static: dict[tuple, _Static] = field(default_factory=dict)
     static_bytes: int = 0
     next_id: int = 0
+    _order: dict[Hashable, int] | None = None
+
+    @property
+    def order(self) -> dict[Hashable, int]:
+        """Rank of each node in the min-fill order of ``moral`` (computed once)."""
+        if self._order is None:
+            ranks = min_fill({v: set(n) for v, n in self.moral.items()})
+            self._order = {v: r for r, v in enumerate(ranks)}
+        return self._order
 
     def remember(self, key: tuple, table: np.ndarray, axes: tuple,
                  budget: int | None) -> _Static:
@@ -149,20 +162,17 @@ def _build_index(bn: Model) -> NetworkIndex:
                 if b != a:   # no self loops (min_fill counts on it)
                     moral[a].add(b)
                     moral[b].add(a)
-    order = {v: r for r, v in enumerate(min_fill({v: set(n) for v, n in moral.items()}))}
     if isinstance(bn, MarkovNetworkScenario):   # no direction: a node's component
-        return NetworkIndex(order=order, ancestors=connected_parts(moral, bn.nodes),
+        return NetworkIndex(moral=moral, ancestors=connected_parts(moral, bn.nodes),
                             children=dict(bn.tables.neighbours), families=families, tables=tables)
     parents = bn.tables.parents
-    ancestors: dict[Hashable, frozenset] = {}
-    for v in bn.nodes:  # topological: parents come first
-        ancestors[v] = frozenset({v}.union(*(ancestors[p] for p in parents[v])))
+    ancestors = Ancestors(parents)
     kids: dict[Hashable, list] = {v: [] for v in bn.nodes}
     for c in bn.nodes:   # model order, as before; one pass instead of one per node
         for p in dict.fromkeys(parents[c]):
             kids[p].append(c)
     children = {v: tuple(kids[v]) for v in bn.nodes}
-    return NetworkIndex(order=order, ancestors=ancestors, children=children,
+    return NetworkIndex(moral=moral, ancestors=ancestors, children=children,
                         families=families, tables=tables)
 
 
@@ -252,7 +262,8 @@ def _requisite(bn: Model, index: NetworkIndex, free: list,
                                  observed)
     ancestors, children = index.ancestors, index.children
     parents = bn.tables.parents
-    relevant = frozenset().union(*(ancestors[v] for v in [*free, *observed]))
+    relevant = (ancestors.of([*free, *observed]) if isinstance(ancestors, Ancestors)
+                else frozenset().union(*(ancestors[v] for v in [*free, *observed])))
     if not free:
         return relevant, relevant
     # moral neighbours inside ``relevant``, unobserved: parents, children, co-parents

@@ -30,9 +30,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._budget import check_allocation, memory_budget
+from .._budget import check_allocation, describe_bytes, machine_memory, memory_budget
 from ..distributions._engine import log_convolve, logsumexp
-from ..inference._engine import NetworkIndex, NetworkParts, network_index, schedule
+from ..errors import LimitExceededError
+from ..inference._engine import (
+    Ancestors,
+    NetworkIndex,
+    NetworkParts,
+    Schedule,
+    network_index,
+    schedule,
+)
 from ..scenarios import BayesianNetworkScenario, MarkovNetworkScenario
 from ..scenarios._engine import FactorTables, NetworkTables
 
@@ -168,27 +176,45 @@ def _peak(states: dict, order: tuple, factors: list[tuple[frozenset, int]]
     return peak, culprit
 
 
-def _schedule(states: dict, rank: dict, factors: list[tuple[tuple, int]], size: int,
+def _schedule(states: dict, index: NetworkIndex, factors: list[tuple[tuple, int]], size: int,
               budget: int | float | str | None) -> tuple:
     """The elimination order of ``factors`` (scope, count width) over ``size`` requisite
-    nodes, after checking its largest product against the budget."""
+    nodes, after checking its largest product against the budget.
+
+    The order is searched up to tables of the larger of the budget and this machine's memory
+    (:func:`_lower_bound_refusal` when it stops), so a refusal from a stopped search always
+    proves that no budget on this machine fits; a complete order has a known peak, and the
+    budget check may then suggest a budget that would.
+    """
     scopes = [scope for scope, _ in factors]
     dims = {v: len(states[v]) for scope in scopes for v in scope}
     # a product of more cells than this is refused with or without its count axis (>= 1)
-    limit = memory_budget(budget) // (8 * _LIVE_TABLES)
-    found = schedule(scopes, keep=(), dims=dims, rank=rank, limit=limit)
+    limit = max(memory_budget(budget), machine_memory()) // (8 * _LIVE_TABLES)
+    found = schedule(scopes, keep=(), dims=dims, rank=lambda: index.order, limit=limit)
     if not found.complete:
-        check_allocation(found.peak_cells * 8 * _LIVE_TABLES, budget=budget, what=(
-            f"the exact count law over {size} requisite nodes (its elimination "
-            f"order reaches {found.culprit!r}, whose product has {found.peak_cells:,} cells "
-            "before the count axis: a lower bound)"))
-        raise AssertionError("unreachable: a stopped schedule is over the budget")
+        raise _lower_bound_refusal(found, size, budget)
     order = found.order
     cells, culprit = _peak(states, order, [(frozenset(s), w) for s, w in factors])
     check_allocation(cells * 8 * _LIVE_TABLES, budget=budget,
                      what=f"the exact count law over {size} requisite nodes "
                           f"(the product that sums out {culprit!r}: {cells:,} cells)")
     return order
+
+
+def _lower_bound_refusal(found: Schedule, size: int,
+                         budget: int | float | str | None) -> LimitExceededError:
+    """The refusal of a stopped order search: its table is a proven lower bound (every
+    completion of the order builds it or a larger one), above the machine and the budget."""
+    need = found.peak_cells * 8 * _LIVE_TABLES
+    return LimitExceededError(
+        f"the exact count law over {size} requisite nodes needs at least "
+        f"2^{math.log2(found.peak_cells):.1f} = {found.peak_cells:,} cells, "
+        f"{describe_bytes(need)} (its elimination order reaches node {found.culprit!r}, "
+        "whose product has that many cells before the count axis: a lower bound), more than "
+        f"this machine lets the process use ({describe_bytes(machine_memory())}) and more "
+        f"than the memory budget ({describe_bytes(memory_budget(budget))}): no budget on "
+        "this machine fits; use MarkovQuiltMechanism (local quilts), or split the population "
+        "into independent components (pp.scenarios.households), or ask about fewer nodes")
 
 
 def _eliminate_all(factors: list[_Factor], order: tuple, width: int) -> np.ndarray:
@@ -218,11 +244,12 @@ def tables_log_joint(tables: NetworkTables, index: NetworkIndex, weights: dict,
     per scenario in a weak-keyed table, so what it stores must not refer back to it).
     """
     seeds = [v for v, w in weights.items() if w.max() > 0] + list(codes)
-    requisite = (frozenset().union(*(index.ancestors[v] for v in seeds)) if seeds
-                 else frozenset())
+    up = index.ancestors
+    requisite = (up.of(seeds) if isinstance(up, Ancestors)
+                 else frozenset().union(*(up[v] for v in seeds)))
     width = int(sum(int(w.max()) for w in weights.values())) + 1
     widths = {v: int(w.max()) + 1 for v, w in weights.items()}
-    order = _schedule(tables.states, index.order,
+    order = _schedule(tables.states, index,
                       [((v, *tables.parents[v]), widths.get(v, 1)) for v in requisite],
                       len(requisite), budget)
     factors = [_node_factor(tables, v, weights.get(v), codes.get(v)) for v in requisite]
@@ -282,7 +309,7 @@ def _factors_law(tables: FactorTables, index: NetworkIndex, nodes: frozenset, ma
     chosen = [j for j, scope in enumerate(tables.scopes) if scope[0] in nodes]
     spec = [(tables.scopes[j], 1) for j in chosen]
     spec += [((v,), 1 if w is None else int(w.max()) + 1) for v, (w, _) in marks.items()]
-    order = _schedule(tables.states, index.order, spec, len(nodes), budget)
+    order = _schedule(tables.states, index, spec, len(nodes), budget)
     factors = [_Factor(tables.scopes[j], tables.values[j][..., None], 0.0).rescaled()
                for j in chosen]
     factors += [_mark(len(tables.states[v]), v, w, c) for v, (w, c) in marks.items()]
