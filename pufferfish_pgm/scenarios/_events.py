@@ -198,6 +198,26 @@ fill=<state> (e.g. fill='Idle') to label gaps, or complete the log
     import pandas as pd
 
     slot_ns = _slot_ns(slot)
+    names = _check_options(rule, fill, {"user": user, "start": start, "end": end,
+                                        "state": state})
+    table, where, hint = _load(events, names)
+    log = _validate(table, names, where, hint)
+    per_day = DAY_NS // slot_ns
+    _check_slot_memory(log, per_day, memory_budget)
+    labels = _slot_labels(slot_ns, per_day)
+    codes, owners, day_numbers = _user_days(log, slot_ns, labels, rule, fill)
+    states = log.state_names
+    lookup = np.empty(len(states) + 1, dtype=object)
+    lookup[:len(states)] = states
+    lookup[len(states)] = fill
+    users = np.asarray(log.user_names, dtype=object)[owners]
+    days = pd.to_datetime(day_numbers * DAY_NS, unit="ns")
+    index = pd.MultiIndex.from_arrays([users, days], names=[user, "day"])
+    return pd.DataFrame(lookup[codes], index=index, columns=pd.Index(labels.tolist()))
+
+
+def _check_options(rule: Any, fill: Any, names: dict[str, Any]) -> dict[str, Hashable]:
+    """The slot rule, the fill label and the four column names, checked."""
     if not isinstance(rule, str) or rule not in RULES:
         raise InvalidParameterError(
             f"rule must be one of {list(RULES)}, got {rule!r}; 'midpoint' labels a slot by the "
@@ -205,7 +225,6 @@ fill=<state> (e.g. fill='Idle') to label gaps, or complete the log
     if fill is not None and (not isinstance(fill, Hashable) or _is_missing(fill)):
         raise InvalidParameterError(
             f"fill must be a state label such as 'Idle' (or None to forbid gaps), got {fill!r}")
-    names = {"user": user, "start": start, "end": end, "state": state}
     for arg, col in names.items():
         if not isinstance(col, Hashable):
             raise ParameterTypeError(
@@ -213,39 +232,32 @@ fill=<state> (e.g. fill='Idle') to label gaps, or complete the log
     if len(set(names.values())) < len(names):
         raise InvalidParameterError(
             f"user, start, end and state must name four different columns, got {names}")
-    table, where, hint = _load(events, names)
-    log = _validate(table, names, where, hint)
+    return names
 
+
+def _user_days(log: Any, slot_ns: int, labels: np.ndarray, rule: str,
+               fill: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every whole day's slot codes (``(days, per_day)``; ``len(states)`` for ``fill``), the
+    user code and the day number of each row.
+
+    One iteration per user, not per slot: each user has their own range of days, and all of
+    a user's slots are labelled at once (vectorised); users are few next to slots."""
     per_day = DAY_NS // slot_ns
-    _check_slot_memory(log, per_day, memory_budget)
-    labels = _slot_labels(slot_ns, per_day)
     states = log.state_names
-    fill_code = len(states)
-    if fill is not None:
-        known = np.flatnonzero(np.asarray([bool(s == fill) for s in states], dtype=bool))
-        fill_code = int(known[0]) if len(known) else fill_code
-
+    known = np.flatnonzero(np.asarray([bool(s == fill) for s in states], dtype=bool))
+    fill_code = int(known[0]) if fill is not None and len(known) else len(states)
     rows_codes, rows_user, rows_day = [], [], []
-    # One iteration per user, not per slot: each user has their own range of days, and all of
-    # a user's slots are labelled at once (vectorised); users are few next to slots.
     for u in range(len(log.user_names)):
-        lo, hi = log.bounds[u], log.bounds[u + 1]
-        first, last = log.first_day[u], log.last_day[u]
-        n_days = int(last - first - 1)
+        first, n_days = log.first_day[u], int(log.last_day[u] - log.first_day[u] - 1)
         if n_days <= 0:
             continue
         origin = (first + 1) * DAY_NS
-        s, e, code = log.start[lo:hi] - origin, log.end[lo:hi] - origin, log.code[lo:hi]
-        if rule == "midpoint":
-            slots = _midpoint(s, e, code, slot_ns, n_days * per_day)
-        else:
-            slots = _majority(s, e, code, slot_ns, n_days * per_day, len(states))
+        slots = _label_user(log, u, origin, slot_ns, n_days * per_day, rule)
         missing = np.flatnonzero(slots < 0)
-        if len(missing):
-            if fill is None:
-                raise _gap_error(log.user_names[u], origin, int(missing[0]), len(missing),
-                                 slot_ns, labels, rule)
-            slots[missing] = fill_code
+        if len(missing) and fill is None:
+            raise _gap_error(log.user_names[u], origin, int(missing[0]), len(missing),
+                             slot_ns, labels, rule)
+        slots[missing] = fill_code
         rows_codes.append(slots.reshape(n_days, per_day))
         rows_user.append(np.full(n_days, u))
         rows_day.append(first + 1 + np.arange(n_days))
@@ -254,15 +266,17 @@ fill=<state> (e.g. fill='Idle') to label gaps, or complete the log
             "no user has a whole calendar day between their first and last day with an event "
             f"(users: {list(log.user_names)[:10]}); the partial first and last days are dropped, "
             "so give a log that spans at least three calendar days")
+    return np.concatenate(rows_codes), np.concatenate(rows_user), np.concatenate(rows_day)
 
-    lookup = np.empty(len(states) + 1, dtype=object)
-    lookup[:len(states)] = states
-    lookup[len(states)] = fill
-    values = lookup[np.concatenate(rows_codes)]
-    users = np.asarray(log.user_names, dtype=object)[np.concatenate(rows_user)]
-    days = pd.to_datetime(np.concatenate(rows_day) * DAY_NS, unit="ns")
-    index = pd.MultiIndex.from_arrays([users, days], names=[user, "day"])
-    return pd.DataFrame(values, index=index, columns=pd.Index(labels.tolist()))
+
+def _label_user(log: Any, u: int, origin: int, slot_ns: int, total: int,
+                rule: str) -> np.ndarray:
+    """User ``u``'s slot codes from ``origin`` on (-1 where no interval labels a slot)."""
+    lo, hi = log.bounds[u], log.bounds[u + 1]
+    s, e, code = log.start[lo:hi] - origin, log.end[lo:hi] - origin, log.code[lo:hi]
+    if rule == "midpoint":
+        return _midpoint(s, e, code, slot_ns, total)
+    return _majority(s, e, code, slot_ns, total, len(log.state_names))
 
 
 # ---------------------------------------------------------------------------------------------
