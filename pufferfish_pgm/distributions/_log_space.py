@@ -65,7 +65,8 @@ def log_matmul(table: np.ndarray, p: np.ndarray, log_p_min: float | None = None)
     entry and multiplied in linear space: a matrix product of positive terms keeps its
     relative precision. When some product could leave float64's normal range (an entry
     ``e^-700`` below its column's peak times the smallest positive ``p``, ``e^{log_p_min}``),
-    the whole step takes the log-space sum.
+    that column takes the log-space sum (the columns are independent sums: the others keep
+    the linear product; a tilt axis mixes columns of very different ranges).
 
     Examples
     --------
@@ -79,10 +80,18 @@ def log_matmul(table: np.ndarray, p: np.ndarray, log_p_min: float | None = None)
     peak = np.max(table, axis=-2, keepdims=True)
     safe = np.where(np.isfinite(peak), peak, 0.0)
     scaled = table - safe
+    finite = np.isfinite(scaled)
     with np.errstate(divide="ignore"):
-        if float(np.min(scaled, where=np.isfinite(scaled), initial=0.0)) + log_p_min < _FLOOR:
+        if float(np.min(scaled, where=finite, initial=0.0)) + log_p_min >= _FLOOR:
+            return np.log(np.swapaxes(p, -1, -2) @ np.exp(scaled)) + safe
+        low = np.min(scaled, axis=tuple(range(scaled.ndim - 1)), where=finite, initial=0.0)
+        wide = np.flatnonzero(low + log_p_min < _FLOOR)       # columns of the log-space sum
+        if wide.size == scaled.shape[-1]:
             return logsumexp(table[..., :, None, :] + np.log(p)[..., :, :, None], axis=-3)
-        return np.log(np.swapaxes(p, -1, -2) @ np.exp(scaled)) + safe
+        out = np.log(np.swapaxes(p, -1, -2) @ np.exp(scaled)) + safe
+        out[..., wide] = logsumexp(table[..., :, None, wide] + np.log(p)[..., :, :, None],
+                                   axis=-3)
+        return out
 
 
 def log_normalize(log_mass: np.ndarray) -> np.ndarray:

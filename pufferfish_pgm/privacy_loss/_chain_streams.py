@@ -20,7 +20,7 @@ from ..queries._engine import LOG_DELTA, fixed_start_variants, pack_queries
 from ..scenarios import MarkovChainScenario
 from ._bisection import SLACK
 from ._mgf_bracket import MgfTask
-from ._middle_nodes import held_bytes
+from ._middle_nodes import DISTANCES, held_bytes
 
 __all__ = ["STREAM_CELLS", "ChainStream", "chain_streams", "check_stream_sizes", "cut_level"]
 
@@ -99,20 +99,45 @@ def _coded(variant: MarkovChainScenario, nodes: dict) -> dict:
 
 def _check_size_early(scenarios: Any, query: Any) -> None:
     """:func:`check_stream_sizes` before the pairs and weights are built (seconds at
-    T = 100,000), on a lower bound of its figure: per chain ``8 k (T + n(n + 1)/2)`` bytes for
-    a query that weighs the states of its ``n`` nodes unequally (a packed weight is then >= 1
-    on each, and the prefix sums are least with those nodes last). Above the budget, the exact
-    figure is too, so the answer is the same."""
+    T = 100,000), on a lower bound of its figure. A query that weighs the states of its
+    ``n`` nodes unequally has a packed weight >= 1 on each, so the uncut row of node ``t``
+    holds at least ``t + 2`` counts (the prefix sums are least with the counted nodes last).
+    Without a middle plan every node's row is held: ``8 k (T + n(n + 1)/2)`` bytes. A plan
+    (:func:`~pufferfish_pgm.privacy_loss._middle_nodes.middle_plan`: a homogeneous chain
+    counted at every node) holds only the rows of the nodes outside its middle and of one
+    representative, least with the shortest distance it may take (:func:`_least_held`).
+    Above the budget, the exact figure is too, so the answer is the same."""
     weight = dict(query.weights)
     unequal = [m for m in scenarios if len({weight.get(s, 0) for s in m.states}) > 1]
     if not unequal:
         return
     counted = len(query.node_list(scenarios))
-    big = max(unequal, key=lambda m: m.k * m.length)
-    check_allocation(8 * big.k * (big.length + counted * (counted + 1) // 2),
+    sizes = [_least_held(m, counted) for m in unequal]
+    big = unequal[int(np.argmax(sizes))]
+    check_allocation(max(sizes),
                      what=f"the forward count rows of chain {big.name!r} (T={big.length:,}, "
                           f"k={big.k}, held while its laws stream; at most this much, fewer "
                           "where the cuts remove counts)")
+
+
+def _least_held(chain: MarkovChainScenario, counted: int) -> int:
+    """Fewest bytes of forward rows a stream of ``chain`` holds when ``counted`` of its nodes
+    carry weight (the lower bound of :func:`_check_size_early`).
+
+    Examples
+    --------
+    >>> p = np.full((2, 2), 0.5)
+    >>> _least_held(MarkovChainScenario(p, "stationary", 10), 10)      # no plan below 48
+    1040
+    >>> _least_held(MarkovChainScenario(p, "stationary", 100_000), 100_000)   # two ends
+    26400800
+    """
+    length, k = chain.length, chain.k
+    if chain.time_varying or counted < length or 3 * DISTANCES[0] > length:
+        return 8 * k * (length + counted * (counted + 1) // 2)
+    d = DISTANCES[0]         # nodes [0, d), [T - d, T) and T // 2; node t holds >= t + 2
+    ends = sum(range(2, d + 2)) + sum(range(length - d + 2, length + 2))
+    return 8 * k * (ends + length // 2 + 2)
 
 
 def check_stream_sizes(streams: list[ChainStream], plans: list | None = None) -> None:

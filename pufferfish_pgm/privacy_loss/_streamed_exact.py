@@ -325,9 +325,22 @@ def _middle_skips(streams: list[ChainStream], plans: list, raised: list, lower: 
         if plan is not None:
             limit = epsilon - loss_error_bound(len(stream.weights),
                                                cut_level(len(stream.weights), epsilon))
-            bounded = max(bounded, stream.step * plan.least_scale(
-                lower / stream.step, limit, rtol, SLACK))
+            bounded = max(bounded, _bounded_scale(stream, plan, scale, limit, rtol))
     floor = max([scale] + [r[2] for r in raised])
     if bounded > floor * (1.0 + rtol):
         return [frozenset()] * len(streams), scale
     return [_middle(s, p) for s, p in zip(streams, plans, strict=True)], max(scale, bounded)
+
+
+def _bounded_scale(stream: ChainStream, plan: MiddlePlan, scale: float, limit: float,
+                   rtol: float) -> float:
+    """Where the plan's bound passes, as far as :func:`_middle_skips` needs it: ``scale``
+    itself when the bound passes there (the least such scale is then at most ``scale``, and
+    the caller keeps the larger of the two), else the least passing scale above ``scale``
+    (to ``rtol``). One evaluation of the bound where the middle does not bind, instead of a
+    bisection from the lower bracket."""
+    at = scale / stream.step
+    if plan.cls.bound(at) <= limit * (1.0 + SLACK):
+        return scale
+    return stream.step * plan.least_scale(at, limit, rtol, SLACK)
+

@@ -41,10 +41,18 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from .._budget import describe_bytes, memory_budget
+from ..distributions._engine import log_convolve
 from ..errors import LimitExceededError
-from ._count_engine import ChainSteps, backward, convolve, count_lift, forward
+from ._count_engine import (
+    ChainSteps,
+    backward,
+    count_lift,
+    fits_linear,
+    forward,
+)
 
-__all__ = ["LOG_DELTA", "forward_bytes", "keep_bounds", "loss_error_bound", "stream_node_laws"]
+__all__ = ["LOG_DELTA", "convolve_rows", "forward_bytes", "keep_bounds", "loss_error_bound",
+           "stream_node_laws"]
 
 #: Log of the relative mass one cut may drop (about 1e-20).
 LOG_DELTA = -46.0
@@ -145,7 +153,7 @@ def _forward(steps: ChainSteps, log_q0: np.ndarray, weights: np.ndarray, scale: 
     """Cut forward rows ``log P(X_t = s, Σ_{u<=t} w = offset + j)``, held for the t of
     ``keep`` only (empty for the others)."""
     out: list[tuple[int, np.ndarray]] = []
-    held = 0
+    held, last = 0, max(keep, default=-1)
     for t, offset, rows in forward(steps, log_q0, count_lift(weights), len(weights),
                                    _trimmer(scale, log_delta)):
         rows = rows if t in keep else np.empty((rows.shape[0], 0))   # a view would keep it
@@ -157,6 +165,8 @@ def _forward(steps: ChainSteps, log_q0: np.ndarray, weights: np.ndarray, scale: 
                 f"by step {t} of {len(weights)}, more than the memory budget of "
                 f"{describe_bytes(limit)}; raise the budget (memory_budget=... or "
                 "PUFFERFISH_PGM_MEMORY_BUDGET) or calibrate with ExactQuiltMechanism")
+        if t >= last:               # no later row is wanted: the backward rows cover them
+            break
     return out
 
 
@@ -171,7 +181,8 @@ def stream_node_laws(transition: np.ndarray, initial: np.ndarray, weights: np.nd
     an impossible state), cut for Laplace scales >= ``scale`` in count units (see the module
     docstring). ``transition`` is one (k, k) matrix or one per step, (T - 1, k, k). The cut
     forward rows are held (checked against the memory budget as they grow); the backward
-    rows are advanced one step at a time and never stored.
+    rows are advanced one step at a time and never stored. The forward pass stops at the
+    last wanted node and the backward pass at the first (the steps beyond serve no law).
 
     Examples
     --------
@@ -188,23 +199,56 @@ def stream_node_laws(transition: np.ndarray, initial: np.ndarray, weights: np.nd
     steps = ChainSteps(transition)
     rows_f = _forward(steps, log_q0, weights, scale, log_delta, memory_budget(budget), name,
                       wanted)
+    first = min(wanted, default=len(weights))
     for t, b_offset, beta in backward(steps, (len(log_q0), 1), count_lift(weights),
                                       len(weights), _trimmer(scale, log_delta)):
-        f_offset, alpha = rows_f[t]
-        rows_f[t] = (f_offset, np.empty((len(alpha), 0)))   # free it (a view would not)
         if t in wanted:
+            f_offset, alpha = rows_f[t]
+            rows_f[t] = (f_offset, np.empty((len(alpha), 0)))   # free it (a view would not)
             yield (t, *_node_laws(alpha, f_offset, beta, b_offset, wanted[t], scale, log_delta))
+        if t <= first:              # no earlier node is wanted
+            return
 
 
 def _node_laws(alpha: np.ndarray, f_offset: int, beta: np.ndarray, b_offset: int,
                states: Sequence[int], scale: float, log_delta: float) -> tuple[int, np.ndarray]:
     """The joint laws of one node's wanted states on one shared (cut) grid."""
-    laws = [convolve(alpha[s], beta[s]) for s in states]
-    width = max(x.size for x in laws)
-    rows = np.full((len(laws), width), -np.inf)
-    for j, x in enumerate(laws):
-        rows[j, :x.size] = x
+    rows = convolve_rows(alpha[list(states)], beta[list(states)])
     lo, hi = keep_bounds(rows, scale, log_delta)
     if hi <= lo:
         return f_offset + b_offset, rows[:, :1]
     return f_offset + b_offset + lo, rows[:, lo:hi]
+
+
+def convolve_rows(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """``convolve(xs[j], ys[j])`` for every row ``j`` of xs (J, n) and ys (J, m), as one
+    (J, n + m - 1) array: the same values as :func:`convolve` row by row (the same linear-
+    space products where :func:`fits_linear` holds, :func:`log_convolve` elsewhere), with
+    the exponentials, logarithms and range tests done once for all rows.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.queries._count_engine import convolve
+    >>> x = np.log([[0.5, 0.5], [1.0, 1e-300]])
+    >>> bool((convolve_rows(x, x) == np.stack([convolve(r, r) for r in x])).all())
+    True
+    """
+    n, m = xs.shape[1], ys.shape[1]
+    if not (n and m):
+        return np.full((len(xs), max(n + m - 1, 1)), -np.inf)
+    out = np.full((len(xs), n + m - 1), -np.inf)
+    top_x, top_y = xs.max(axis=1), ys.max(axis=1)
+    live = np.isfinite(top_x) & np.isfinite(top_y)
+    low_x = np.min(xs, axis=1, where=np.isfinite(xs), initial=np.inf)
+    low_y = np.min(ys, axis=1, where=np.isfinite(ys), initial=np.inf)
+    linear = live & fits_linear(top_x - low_x, top_y - low_y)
+    if linear.any():
+        ex = np.exp(xs[linear] - top_x[linear, None])
+        ey = np.exp(ys[linear] - top_y[linear, None])
+        acc = np.stack([np.convolve(a, b) for a, b in zip(ex, ey, strict=True)])
+        with np.errstate(divide="ignore"):
+            out[linear] = np.log(acc) + (top_x[linear] + top_y[linear])[:, None]
+    for j in np.flatnonzero(live & ~linear):
+        out[j] = log_convolve(xs[j], ys[j])
+    return out
+
