@@ -159,7 +159,8 @@ class ExactQuiltMechanism(Mechanism):
         lipschitz = query.lipschitz_for(cls)
         mqm = MarkovQuiltMechanism(epsilon=self.epsilon, max_window=self.max_window,
                                    max_candidates=self.max_candidates,
-                                   memory_budget=self.memory_budget).calibrate(framework, query)
+                                   memory_budget=self.memory_budget,
+                                   full_plan=True).calibrate(framework, query)
         steps.tick()
         whole, why = _WholeChain.build(self, framework, query) if lipschitz > 0 else (None, "")
         scale, record = (whole.run(self.epsilon, self.rtol, mqm.scale, steps)

@@ -86,6 +86,11 @@ class MarkovQuiltMechanism(Mechanism):
         this and the memory budget, not by the network's size. A node whose whole component
         (Bayesian network: its ancestors) fits gets exact influences; otherwise the prior
         term of its influences is bounded through its best separator (``docs/undirected.md``).
+    full_plan : bool, default False
+        Networks: search every secret node's best quilt. By default a node's search stops
+        once its σ is at most the largest σ another node already needs (nodes are planned
+        by decreasing degree): the scale is the same, and such nodes' entries hold a valid
+        but not minimal σ (counted in ``trivial_reasons`` when it is the trivial quilt's).
 
     Notes
     -----
@@ -113,6 +118,7 @@ class MarkovQuiltMechanism(Mechanism):
     max_window: int = 2048
     memory_budget: int | float | str | None = None
     max_region: int = 500
+    full_plan: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -120,6 +126,8 @@ class MarkovQuiltMechanism(Mechanism):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
         if self.memory_budget is not None:
             memory_budget(self.memory_budget)   # a clear error now, not at calibration
+        if not isinstance(self.full_plan, bool):
+            raise ParameterTypeError(f"full_plan must be True or False, got {self.full_plan!r}")
         if self.extra_quilts is not None and not isinstance(self.extra_quilts, Mapping):
             raise ParameterTypeError(
                 f"extra_quilts must be a dict node -> iterable of quilts, got "
@@ -143,7 +151,8 @@ class MarkovQuiltMechanism(Mechanism):
                               max_quilt_states=self.max_quilt_states,
                               extra_quilts=self.extra_quilts, max_candidates=self.max_candidates,
                               memory_budget=self.memory_budget, executor=executor,
-                              max_region=self.max_region, progress=progress)
+                              max_region=self.max_region, progress=progress,
+                              shortcut=not self.full_plan)
         entries: tuple[PlanEntry, ...] = result.entries
         sigmas = np.array([e.sigma for e in entries])
         trivial = np.array([e.trivial for e in entries], dtype=bool)

@@ -133,7 +133,7 @@ def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states
                  extra_quilts: Mapping | None = None, max_candidates: int = 20_000,
                  memory_budget: int | float | str | None = None,
                  executor: Any = None, max_region: int = 500,
-                 progress: Any = None) -> NetworkPlan:
+                 progress: Any = None, shortcut: bool = False) -> NetworkPlan:
     """The best quilt of every secret node of a network class (σ for L = 1).
 
     ``card`` counts the nearby nodes the query sums over (the MQM proof needs only the query's
@@ -143,6 +143,9 @@ def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states
     ``max_region`` the nodes of its nearby set and of its influence region
     (:mod:`._local_planner`); candidates over either are skipped before any table is built.
     ``progress`` (None, True or a callable ``(done, total)``) counts one step per secret node.
+    ``shortcut``: a node's search stops once its σ is at most the largest σ already needed
+    by another node (σ_max is the same; the node's σ is then not its optimum, and the
+    evidence says so): what MQM's scale needs, not what a per-node plan needs.
     ``executor`` plans the secret nodes in parallel (see :mod:`pufferfish_pgm._parallel`).
     A class whose skeleton has several components is planned component by component (quilts
     never cross them, DESIGN §3.2): :func:`plan_components`.
@@ -151,7 +154,7 @@ def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states
     settings: dict[str, Any] = {"max_quilt_states": max_quilt_states, "extra_quilts": extra_quilts,
                 "max_candidates": max_candidates, "memory_budget": memory_budget,
                 "max_region": max_region, "progress": steps,
-                "max_cells": _budget_cells(memory_budget)}
+                "max_cells": _budget_cells(memory_budget), "shortcut": shortcut}
     weight = network_inputs(framework, query, settings)
     parts = class_components(framework.scenarios)
     if len(parts) > 1:

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .._tolerances import RELATIVE
 from ..scenarios import MarkovNetworkScenario
 
 __all__ = ["LocalView", "Ratios", "elimination_order", "local_ratios", "local_view", "region"]
@@ -57,6 +58,7 @@ class LocalView:
     parents: dict
     children: dict
     ancestors: tuple          # per position, an int whose bit p marks the node at p
+    attractive: bool = False  # binary, positive, log-supermodular factors (is_attractive)
 
 
 def local_view(member: Any) -> LocalView:
@@ -93,11 +95,38 @@ def local_view(member: Any) -> LocalView:
             factors_of[v].append(j)
             near[v].update(u for u in scope if u != v)
     return LocalView(directed=not isinstance(member, MarkovNetworkScenario), position=position,
+                     attractive=is_attractive(dims, scopes, tables),
                      dims=dims, scopes=scopes, tables=tables,
                      factors_of={v: tuple(f) for v, f in factors_of.items()},
                      neighbours={v: tuple(sorted(n, key=position.__getitem__))
                                  for v, n in near.items()},
                      parents=parents, children=children, ancestors=anc)
+
+
+def is_attractive(dims: dict, scopes: Sequence, tables: Sequence) -> bool:
+    """Every node binary, every factor positive and log-supermodular in each pair of its
+    axes (``φ(.., 1, .., 1, ..) φ(.., 0, .., 0, ..) >= φ(.., 1, .., 0, ..) φ(.., 0, .., 1, ..)``
+    for every value of the other axes): then ``P(X_i = 1 | x_Q)`` is nondecreasing in
+    ``x_Q`` (Holley's inequality; ``docs/undirected.md``).
+
+    Examples
+    --------
+    >>> is_attractive({"a": 2, "b": 2}, [("a", "b")], [np.array([[2.0, 1.0], [1.0, 2.0]])])
+    True
+    >>> is_attractive({"a": 2, "b": 2}, [("a", "b")], [np.array([[1.0, 2.0], [2.0, 1.0]])])
+    False
+    """
+    if any(d != 2 for d in dims.values()):
+        return False
+    for table in tables:
+        log = np.log(np.asarray(table, dtype=float)) if np.all(table > 0) else None
+        if log is None:
+            return False
+        for i, j in itertools.combinations(range(log.ndim), 2):
+            one = np.moveaxis(log, (i, j), (0, 1))
+            if np.any(one[1, 1] + one[0, 0] < one[1, 0] + one[0, 1] - RELATIVE):
+                return False
+    return True
 
 
 def _moral_step(view: LocalView, v: Hashable, mask: int) -> Iterable:
@@ -220,12 +249,23 @@ def _eliminate(factors: list[tuple[tuple, np.ndarray]], order: list,
 
 
 def _product(factors: list[tuple[tuple, np.ndarray]], out: tuple) -> np.ndarray:
+    """The product of ``factors`` summed onto ``out`` (einsum, folded in groups: einsum
+    takes a bounded number of operands)."""
+    factors = list(factors)
+    while len(factors) > _GROUP:
+        head, factors = factors[:_GROUP], factors[_GROUP:]
+        scope = tuple(dict.fromkeys(a for s, _ in head for a in s))
+        factors.append((scope, _product(head, scope)))
     ids = {a: n for n, a in enumerate(dict.fromkeys([*out, *(a for s, _ in factors
                                                               for a in s)]))}
     operands: list[Any] = [x for s, t in factors for x in (t, [ids[a] for a in s])]
     if not operands:
         return np.ones([1] * len(out))
     return np.einsum(*operands, [ids[a] for a in out])
+
+
+#: Operands of one einsum call (numpy allows a few dozen).
+_GROUP = 16
 
 
 def _log_top(num: np.ndarray, den: np.ndarray) -> float:
@@ -259,22 +299,41 @@ def local_ratios(view: LocalView, node: Hashable, quilt: frozenset, states: Sequ
         return "region"
     fids = _region_factors(view, part, quilt)
     scopes = [tuple(a for a in view.scopes[j] if a != node) for j in fids]
+    if view.attractive and sorted(states) == [0, 1]:
+        return _monotone_ratios(view, node, quilt, fids, max_cells, len(part))
     keep = tuple(sorted({a for s in scopes for a in s if a in quilt},
                         key=view.position.__getitem__))
     plan = elimination_order(scopes, keep, view.dims, max_cells)
     if plan is None:
         return "budget"
-    logs = {}
-    for s in states:
-        factors = []
-        for j in fids:
-            scope, table = view.scopes[j], view.tables[j]
-            if node in scope:
-                axis = scope.index(node)
-                table = np.take(table, s, axis=axis)
-                scope = scope[:axis] + scope[axis + 1:]
-            factors.append((scope, table))
-        logs[s] = _eliminate(factors, plan[0], keep)
+    logs = {s: _eliminate(_sliced(view, fids, {node: s}), plan[0], keep) for s in states}
     top = {(a, b): _log_top(logs[a], logs[b]) for a in states for b in states if a != b}
     possible = {s: bool(np.isfinite(logs[s]).any()) for s in states}
     return Ratios(top=top, possible=possible, size=len(part))
+
+
+def _sliced(view: LocalView, fids: list[int], codes: dict) -> list[tuple[tuple, np.ndarray]]:
+    """The factors ``fids`` with the nodes of ``codes`` fixed to their state indices."""
+    out = []
+    for j in fids:
+        scope, table = view.scopes[j], view.tables[j]
+        index = tuple(codes.get(a, slice(None)) for a in scope)
+        out.append((tuple(a for a in scope if a not in codes), table[index]))
+    return out
+
+
+def _monotone_ratios(view: LocalView, node: Hashable, quilt: frozenset, fids: list[int],
+                     max_cells: int, size: int) -> Ratios | str:
+    """:class:`Ratios` of an attractive binary member: the odds ``G_1/G_0`` are
+    nondecreasing in ``x_Q``, so their extremes sit at ``x_Q`` all 0 and all 1 (two
+    eliminations with the quilt observed, no table over the quilt)."""
+    inner = [tuple(a for a in view.scopes[j] if a not in quilt) for j in fids]
+    plan = elimination_order(inner, (node,), view.dims, max_cells)
+    if plan is None:
+        return "budget"
+    odds = []
+    for level in (0, 1):
+        both = _eliminate(_sliced(view, fids, dict.fromkeys(quilt, level)), plan[0], (node,))
+        odds.append(float(both[1] - both[0]))
+    top = {(1, 0): odds[1], (0, 1): -odds[0]}
+    return Ratios(top=top, possible={0: True, 1: True}, size=size)

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 
+from ..errors import InvalidParameterError
 from ._influence import quilt_table_size
 from ._local_influence import LocalView, Ratios, local_ratios, region
 from ._plan import OtherNodes, PlanEntry
@@ -53,6 +54,8 @@ class ClassView:
                 for v, near in view.neighbours.items():
                     skeleton[v].update(near)
         self.skeleton = skeleton
+        #: every member attractive (:func:`is_attractive`): no table over a quilt is built
+        self.monotone = all(view.attractive for view in views)
 
 
 def class_view(cls: Any) -> ClassView:
@@ -209,11 +212,19 @@ class _NodeInfluence:
 
 
 def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Counter,
-                    epsilon: float, settings: dict) -> tuple[PlanEntry, Counter, bool]:
+                    epsilon: float, settings: dict,
+                    enough: float = 0.0) -> tuple[PlanEntry, Counter, bool]:
     """The best quilt of ``node`` by the local search, the candidates skipped by reason
-    (``"size"``, ``"budget"``, ``"region"``) or evaluated, and whether the list was cut."""
+    (``"size"``, ``"budget"``, ``"region"``) or evaluated, and whether the list was cut.
+
+    ``enough``: the search stops (``"enough"``) as soon as σ is at most this, the largest σ
+    another node already needs: σ_max, hence the scale, is the same, and the node's σ is
+    still valid (an upper bound of its optimum)."""
     cap = settings["max_region"]
-    extra = settings["extra_quilts"].get(node, ()) if settings["extra_quilts"] else ()
+    given = settings["extra_quilts"].get(node, ()) if settings["extra_quilts"] else ()
+    extra = [frozenset(cls.members[0].check_node(v) for v in q) for q in given]
+    if any(node in q for q in extra):
+        raise InvalidParameterError(f"a candidate quilt of node {node!r} contains the node")
     quilts, cut = local_candidates(cv, node, max_region=cap,
                                    max_candidates=settings["max_candidates"], extra=extra)
     total = sum(weight.values())
@@ -221,6 +232,9 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
                         sigma=total / epsilon, trivial=True)
     counts: Counter = Counter()
     if not pairs:
+        return trivial, counts, cut
+    if trivial.sigma <= enough:
+        counts["enough"] += 1
         return trivial, counts, cut
     inf = _NodeInfluence(cv, node, pairs, {"max_region": cap,
                                            "max_cells": settings["max_cells"]})
@@ -233,7 +247,10 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
             key=lambda r: (r[0], r[1], sorted(map(repr, r[2])))):
         if card / epsilon >= best_sigma:
             break
-        if size > settings["max_quilt_states"]:
+        if best_sigma <= enough:
+            counts["enough"] += 1
+            break
+        if size > settings["max_quilt_states"] and not cv.monotone:
             counts["size"] += 1
             continue
         counts["evaluated"] += 1

@@ -224,6 +224,7 @@ class NetworkPlan:
 
 #: Why a node kept the trivial quilt, by what stopped the better candidates (first that holds).
 TRIVIAL_REASONS = {
+    "enough": "sigma_max: another node already needs the trivial quilt's sigma; not searched",
     "budget": "memory budget: a candidate's influence needs a table above it",
     "size": "max_quilt_states: a candidate's joint table is larger",
     "region": "max_region: a candidate's nearby set or influence region is larger",
@@ -309,7 +310,7 @@ def network_inputs(framework: Any, query: Any, settings: dict) -> Counter:
     An impossible secret (joint ones too) is refused first, as compile_secrets would; joint
     secrets are refused (MQM protects single-node secrets). ``settings`` is checked only for
     its keys (``max_quilt_states``, ``extra_quilts``, ``max_candidates``, ``memory_budget``,
-    ``max_region``, ``max_cells``, ``progress``).
+    ``max_region``, ``max_cells``, ``progress``, ``shortcut``).
     """
     check_possible(framework.pairs, possible_secrets(framework))
     if any(not isinstance(s, NodeSecret) for p in framework.pairs for s in (p.first, p.second)):
@@ -317,7 +318,8 @@ def network_inputs(framework: Any, query: Any, settings: dict) -> Counter:
             "the Markov quilt mechanism protects single-node secrets; the framework has a joint "
             "secret pair (use the exact or Wasserstein mechanism for joint secrets)")
     assert set(settings) == {"max_quilt_states", "extra_quilts", "max_candidates",
-                             "memory_budget", "max_region", "max_cells", "progress"}
+                             "memory_budget", "max_region", "max_cells", "progress",
+                             "shortcut"}
     return Counter(query.node_list(framework.scenarios))  # a node listed twice counts twice
 
 
@@ -327,17 +329,29 @@ def plan_connected(framework: Any, weight: Counter, epsilon: float, settings: di
     (:func:`~pufferfish_pgm.quilts._local_planner.plan_node_local`), the class planned as
     one network (:func:`~pufferfish_pgm.quilts.plan_network` splits independent Bayesian
     network components first). ``settings["progress"]`` (a Ticker) counts one step per node.
+
+    Serially, nodes are planned by decreasing degree; with ``settings["shortcut"]`` a node's
+    search stops once its σ is at most the largest σ of the nodes planned before it
+    (σ_max is unchanged; see
+    :func:`~pufferfish_pgm.quilts._local_planner.plan_node_local`).
     """
     view = class_view(framework.scenarios)
     steps = settings["progress"]
-    steps.plan(len(framework.secret_nodes))
-    tasks = [(framework, node, weight, epsilon, settings, view)
-             for node in framework.secret_nodes]
-    if executor is None:
-        done = [_ticked(_node_task(t), steps) for t in tasks]
-    else:
+    nodes = framework.secret_nodes
+    steps.plan(len(nodes))
+    if executor is not None:
+        tasks = [(framework, node, weight, epsilon, settings, view) for node in nodes]
         done = [_ticked(r, steps) for r in run_map(_node_task, tasks, executor)]
-    return collect_plan(zip(framework.secret_nodes, done, strict=True))
+        return collect_plan(zip(nodes, done, strict=True))
+    results: dict = {}
+    most = 0.0    # the largest σ a node planned so far needs: enough for the others
+    for node in sorted(nodes, key=lambda v: -len(view.skeleton[v])):
+        results[node] = _ticked(plan_node_local(
+            framework.scenarios, view, ordered_pairs(framework, node), node, weight, epsilon,
+            settings, enough=most), steps)
+        if settings["shortcut"]:
+            most = max(most, results[node][0].sigma)
+    return collect_plan((node, results[node]) for node in nodes)
 
 
 def _ticked(result: tuple, steps: Any) -> tuple:
