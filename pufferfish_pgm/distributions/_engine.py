@@ -8,11 +8,12 @@ another stage imports one of this stage's private modules directly.
 
 from ._exp_moment import smallest_exp_moment_scale
 from ._log_space import log_convolve, log_matmul, logsumexp
-from ._transport import CDF_TOLERANCE
+from ._transport import CDF_TOLERANCE, delta_star_rows
 from ._w_infinity import logit_cdf, w_infinity_logits
 
 __all__ = [
     "CDF_TOLERANCE",
+    "delta_star_rows",
     "log_convolve",
     "log_matmul",
     "logit_cdf",

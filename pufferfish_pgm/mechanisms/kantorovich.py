@@ -32,7 +32,8 @@ from functools import partial
 from typing import Any
 
 from .._validation import positive_int
-from ..distributions import DiscreteDistribution, kantorovich_delta_star, relaxed_kantorovich_scale
+from ..distributions import DiscreteDistribution, relaxed_kantorovich_scale
+from ..distributions._engine import delta_star_rows
 from ..errors import ParameterTypeError
 from ..privacy_loss._engine import MAX_GRID, PairLayout, PairValue, scalar_view
 from ..queries import Query
@@ -109,7 +110,7 @@ class KantorovichMechanism(Mechanism):
 
 def _largest_delta_star(layout: PairLayout) -> PairValue | None:
     """The pair of largest ``sup Δ*``, or of largest W∞ when Δ* misses a tiny CDF step."""
-    best = layout.max_over_pairs(kantorovich_delta_star)
+    best = layout.max_over_rows(delta_star_rows)
     exact, _ = layout.w_infinity()
     if exact is not None and (best is None or exact.value > best.value):
         return exact   # Δ* is blind to CDF steps below 1e-12; W∞ equals it in 1-D

@@ -142,6 +142,22 @@ class PairLayout:
                 yield (g, i, self.distribution(g, int(group.first[i])),
                        self.distribution(g, int(group.second[i])))
 
+    def max_over_rows(self, fn: Callable[..., np.ndarray]) -> PairValue | None:
+        """The largest ``fn(grid, rows, first, second)`` (one value per pair of a group: the
+        vectorised form of :meth:`max_over_pairs`) over all pairs, None when there are none."""
+        best: PairValue | None = None
+        for g, group in enumerate(self.groups):
+            if not len(group.pairs):
+                continue
+            values = fn(group.grids[0], group.rows, group.first, group.second)
+            i = int(np.argmax(values))
+            if best is None or values[i] > best.value:
+                best = PairValue(value=float(values[i]), pair=group.pairs[i], theta=group.theta,
+                                 scenario=group.scenario,
+                                 mu_first=self.distribution(g, int(group.first[i])),
+                                 mu_second=self.distribution(g, int(group.second[i])))
+        return best
+
     def max_over_pairs(self, fn: Callable[[DiscreteDistribution, DiscreteDistribution], float]
                        ) -> PairValue | None:
         """The largest ``fn(μ_a, μ_b)`` over all pairs (None when there are no pairs)."""
