@@ -116,8 +116,9 @@ class ScenarioClass:
     def from_posterior(cls, data: Any, **options: Any) -> ScenarioClass:
         """Θ drawn from the Dirichlet posterior of a chain fit, with a stated coverage
         (``docs/posterior.md``; ``data``: sequences or ``TransitionCounts``; options:
-        coverage, confidence, prior, period, seed, length, states). The class records how it
-        was drawn in its attribute ``posterior`` (a frozen ``PosteriorRecord``).
+        coverage, confidence, prior, period, shrinkage, seed, length, states). The class
+        records how it was drawn in its attribute ``posterior`` (a frozen
+        ``PosteriorRecord``).
 
         Examples
         --------

@@ -74,7 +74,7 @@ def test_unseeded_class_records_its_fresh_seed() -> None:
 
 
 def test_draws_follow_the_dirichlet_posterior() -> None:
-    counts = pp.transition_counts(DAYS)          # a->a 2, a->b 3, b->a 2, b->b 5; starts 2 a, 1 b
+    counts = pp.transition_counts(DAYS)          # a->a 2, a->b 2, b->a 2, b->b 6; starts 2 a, 1 b
     n = 20_000
     chains = draw_chains(counts, n, 1.0, 11, 5)
     trans = np.array([c.transition for c in chains])
