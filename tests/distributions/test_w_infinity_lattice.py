@@ -69,5 +69,5 @@ def test_delta_star_rows_equal_the_distribution_function(case) -> None:
     first, second = np.array([0, 1, 2, 3, 0]), np.array([1, 2, 3, 0, 0])
     laws = [DiscreteDistribution.from_arrays(grid[row > -np.inf], np.exp(row[row > -np.inf]))
             for row in rows]
-    want = [kantorovich_delta_star(laws[a], laws[b]) for a, b in zip(first, second)]
+    want = [kantorovich_delta_star(laws[a], laws[b]) for a, b in zip(first, second, strict=True)]
     assert delta_star_rows(grid, rows, first, second).tolist() == want
