@@ -10,6 +10,7 @@ pass the memory budget. Used by :mod:`pufferfish_pgm.privacy_loss._streamed_exac
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -45,13 +46,20 @@ class ChainStream:
         """Cells of the stored layout (laws of every node's states): what streaming saves."""
         return len(self.nodes) * self.scenario.k * (int(self.weights.max(axis=1).sum()) + 1)
 
+    @cached_property
+    def codes(self) -> np.ndarray:
+        """Every pair as a row ``(node, a, b)`` of state indices, in the order of ``nodes``
+        (built once per stream: the bracket and the raise pass both read it)."""
+        rows = [(t, a, b) for t, pairs in self.nodes.items() for _, a, b in pairs]
+        return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
     def mgf_task(self, skip: frozenset = frozenset()) -> MgfTask:
         """The generating-function task of the pairs of the nodes not in ``skip`` (a failing
         pair among them fails the audit all the same)."""
-        rows = [(t, a, b) for t, pairs in self.nodes.items() if t not in skip
-                for _, a, b in pairs]
-        node, first, second = (np.array(x, dtype=np.int64).reshape(-1) for x in
-                               (zip(*rows, strict=True) if rows else ((), (), ())))
+        rows = self.codes
+        if skip:
+            rows = rows[~np.isin(rows[:, 0], np.fromiter(skip, np.int64, len(skip)))]
+        node, first, second = (np.ascontiguousarray(rows[:, j]) for j in range(3))
         return MgfTask(self.scenario.transition, self.scenario.initial_distribution,
                        self.weights, node, first, second, float(self.step))
 

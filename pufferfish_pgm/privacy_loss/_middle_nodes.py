@@ -310,11 +310,11 @@ class MiddlePlan:
 
 
 def middle_plan(transition: np.ndarray, initial: np.ndarray, weights: np.ndarray,
-                nodes: dict, epsilon: float) -> MiddlePlan | None:
+                nodes: dict | np.ndarray, epsilon: float) -> MiddlePlan | None:
     """A middle class for a homogeneous chain whose nodes share their weights, or None
     (per-step matrices or weights, a blocker, no distance with a prior term below
     ``PRIOR_LEVEL · ε`` that leaves a third of the nodes in the middle). ``nodes``
-    maps a node to its pairs ``(pair, a, b)``."""
+    maps a node to its pairs ``(pair, a, b)``, or is an array of rows ``(node, a, b)``."""
     p, w = np.asarray(transition, dtype=float), np.asarray(weights, dtype=np.int64)
     length = len(w)
     if p.ndim != 2 or (w != w[0]).any():
@@ -334,13 +334,28 @@ def middle_plan(transition: np.ndarray, initial: np.ndarray, weights: np.ndarray
     return None
 
 
-def _pair_sets(nodes: dict) -> list[tuple[tuple, np.ndarray]]:
-    """Each distinct set of state pairs (a < b) and the nodes that have it."""
+def _pair_sets(nodes: dict | np.ndarray) -> list[tuple[tuple, np.ndarray]]:
+    """Each distinct set of state pairs (a < b) and the nodes that have it; ``nodes`` maps
+    a node to its pairs ``(pair, a, b)``, or is an array of rows ``(node, a, b)``."""
+    if isinstance(nodes, np.ndarray):
+        return _code_sets(nodes)
     by_set: dict[tuple, list[int]] = {}
     for t, ps in nodes.items():
         by_set.setdefault(tuple(sorted({(min(a, b), max(a, b)) for _, a, b in ps})),
                           []).append(t)
     return [(k, np.array(v)) for k, v in by_set.items()]
+
+
+def _code_sets(codes: np.ndarray) -> list[tuple[tuple, np.ndarray]]:
+    """:func:`_pair_sets` of rows ``(node, a, b)``, grouped by arrays (a Python loop over
+    the nodes, not over their pairs)."""
+    lo, hi = np.minimum(codes[:, 1], codes[:, 2]), np.maximum(codes[:, 1], codes[:, 2])
+    rows = np.unique(np.stack([codes[:, 0], lo, hi], axis=1).reshape(-1, 3), axis=0)
+    nodes, starts = np.unique(rows[:, 0], return_index=True)
+    by_set: dict[bytes, tuple[np.ndarray, list[int]]] = {}
+    for t, part in zip(nodes.tolist(), np.split(rows[:, 1:], starts[1:]), strict=True):
+        by_set.setdefault(part.tobytes(), (part, []))[1].append(t)
+    return [(tuple(map(tuple, part.tolist())), np.array(at)) for part, at in by_set.values()]
 
 
 def _middle_pairs(sets: list, distance: int, length: int) -> np.ndarray:

@@ -306,7 +306,7 @@ def _raise_count(stream: ChainStream, plan: MiddlePlan | None) -> int:
 
 def _plan(stream: ChainStream, epsilon: float) -> MiddlePlan | None:
     m = stream.scenario
-    return middle_plan(m.transition, m.initial_distribution, stream.weights, stream.nodes,
+    return middle_plan(m.transition, m.initial_distribution, stream.weights, stream.codes,
                        epsilon)
 
 

@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 import pufferfish_pgm as pp
 import pufferfish_pgm.distributions._log_space as log_space
 import pufferfish_pgm.privacy_loss._mgf_bracket as bracket
+import pufferfish_pgm.privacy_loss._middle_nodes as middle
 import pufferfish_pgm.queries._count_engine as engine
+import pufferfish_pgm.queries._truncated_count_law as truncated
 from pufferfish_pgm.distributions._log_space import log_matmul, logsumexp
 from pufferfish_pgm.privacy_loss._chain_streams import chain_streams
 from pufferfish_pgm.privacy_loss._middle_nodes import MiddleClass
@@ -160,3 +162,31 @@ def test_a_long_chain_that_fits_with_its_middle_plan_is_run(monkeypatch):
     cal = pp.ExactLaplaceMechanism(epsilon=1.0, streaming=True).calibrate(fw, pp.Count(0))
     assert "middle nodes" in cal.evidence.coverage
     assert cal.scale == free.scale
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.dictionaries(st.integers(0, 30), st.lists(st.tuples(st.integers(0, 4),
+                                                              st.integers(0, 4)), min_size=1,
+                                                    max_size=8), min_size=1))
+def test_pair_sets_from_the_code_array_equal_those_of_the_dict(nodes):
+    # the middle plan reads the stream's (node, a, b) array instead of a loop over every pair
+    as_dict = {t: [(None, a, b) for a, b in ps] for t, ps in nodes.items()}
+    codes = np.array([(t, a, b) for t, ps in nodes.items() for a, b in ps])
+    def norm(sets):
+        return sorted((k, sorted(v.tolist())) for k, v in sets)
+    assert norm(middle._pair_sets(codes)) == norm(middle._pair_sets(as_dict))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 6), st.integers(1, 60), st.floats(0.05, 50.0))
+def test_the_largest_cut_equals_the_largest_of_the_per_row_cuts(seed, k, n, scale):
+    # keep_bounds needs only the largest cut over the rows; scanning after the largest r1
+    # gives it exactly (rows with an early r1, e.g. a short law, used to set the scan start)
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0.0, 30.0, size=(k, n)) - rng.uniform(0, 80, (k, n)) * rng.integers(0, 2,
+                                                                                       (k, n))
+    x[rng.random((k, n)) < 0.3] = -np.inf
+    x[:, rng.integers(0, n)] = 0.0                  # every row live
+    ok = np.isfinite(x)
+    s = x + np.arange(n) / scale
+    assert truncated._last_cut(s, ok, -10.0) == int(truncated._first_cut(s, ok, -10.0).max())
