@@ -1,12 +1,15 @@
 """Contact networks as undirected priors (issue 24, item 3): MQM and exact, or the refusal.
 
-Barabási–Albert (m = 2) and Watts–Strogatz (k = 4, p = 0.1) graphs of 100 and 1,000 people
+Barabási–Albert (m = 2) and Watts–Strogatz (k = 4, p = 0.1) graphs of 100, 1,000 and 10,000 people
 as Ising-type Markov networks (``pp.scenarios.contagion(graph, directed=False)``, base 0.05,
 spread 0.2 and 0.4: two scenarios), count of "infected", ε = 1. Each case runs in a fresh
 process (CPU seconds and peak RSS of that process; a case that does not finish within
 ``--timeout`` seconds is reported as such). Prints a Markdown table.
 
-Run: ``python benchmarks/bench_contact_undirected.py [--sizes 100 1000] [--timeout 300]``
+MQM's result says how many quilts were trivial and why (``trivial_reasons``).
+
+Run: ``python benchmarks/bench_contact_undirected.py [--sizes 100 1000 10000]
+[--mechanisms mqm exact] [--timeout 300]``
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def run_one(kind: str, n: int, mechanism: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
+    parser.add_argument("--mechanisms", nargs="+", default=["mqm", "exact"])
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--one", nargs=3, metavar=("KIND", "N", "MECHANISM"),
                         help=argparse.SUPPRESS)
@@ -57,7 +61,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for kind in ("ba", "ws"):
         for n in args.sizes:
-            for mech in ("mqm", "exact"):
+            for mech in args.mechanisms:
                 started = time.perf_counter()
                 try:
                     done = subprocess.run([sys.executable, __file__, "--one", kind, str(n),

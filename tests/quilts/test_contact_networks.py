@@ -110,8 +110,24 @@ def test_evidence_says_why_quilts_are_trivial() -> None:
     cal = pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, pp.Count("infected"))
     ev = cal.evidence
     assert sum(ev.trivial_reasons.values()) == ev.trivial_nodes
-    tight = pp.MarkovQuiltMechanism(epsilon=1.0, max_quilt_states=1).calibrate(
+    tight = pp.MarkovQuiltMechanism(epsilon=1.0, max_quilt_states=1, full_plan=True).calibrate(
         fw, pp.Count("infected")).evidence
     # no quilt of one or more binary nodes fits one cell: every node is trivial, for size
+    # (full_plan: every node searched; by default the first trivial node ends the others')
     assert tight.trivial_reasons == {
         "max_quilt_states: a candidate's joint table is larger": 20}
+
+
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
+def test_mqm_on_1000_people_needs_no_whole_network_inference(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """Before the local search each candidate's influence was an exact inference over most of
+    the network (not finished in 150 s); now no whole-model inference runs and the evidence
+    says why every node keeps the trivial quilt (a hub needs it: σ_max is n / ε)."""
+    from pufferfish_pgm.quilts import _influence
+    monkeypatch.setattr(_influence, "conditional", _forbid)
+    fw = _framework(1000)
+    cal = pp.MarkovQuiltMechanism(epsilon=1.0).calibrate(fw, pp.Count("infected"))
+    ev = cal.evidence
+    assert cal.scale == 1000 and sum(ev.trivial_reasons.values()) == ev.trivial_nodes == 1000
+    assert any(k.startswith("sigma_max") for k in ev.trivial_reasons)
