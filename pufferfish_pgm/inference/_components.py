@@ -8,6 +8,12 @@ representative stands for all of them, so what is computed for one (a count law,
 for every member, node by node at the same position. The stages above use this to compute per
 component what would otherwise be computed on the whole network (DESIGN §3.6, §3.2).
 
+A Markov network (:class:`~pufferfish_pgm.scenarios.MarkovNetworkScenario`) splits the same
+way into the connected components of its factor graph (nodes linked when they share a scope):
+its law is the product of the components' normalised laws. Two components are a plate when
+they have the same node order, states and factors (each factor's scope positions and table,
+in model order): the same tables up to a renaming of the nodes.
+
 The split is computed once per network (weak-keyed by its tables, owned by this module).
 
 Examples
@@ -30,8 +36,8 @@ import weakref
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..scenarios import BayesianNetworkScenario
-from ..scenarios._engine import NetworkTables
+from ..scenarios import BayesianNetworkScenario, MarkovNetworkScenario
+from ..scenarios._engine import FactorTables, NetworkTables
 
 __all__ = ["NetworkParts", "Plate", "component_signature", "linked_parts", "network_parts",
            "sub_tables"]
@@ -45,7 +51,7 @@ class Plate:
     node at position ``p`` is ``scenario.nodes[p]`` (its nodes are those of member 0).
     """
 
-    scenario: BayesianNetworkScenario
+    scenario: BayesianNetworkScenario | MarkovNetworkScenario
     members: tuple[tuple, ...]
 
 
@@ -130,12 +136,60 @@ def _split(tables: NetworkTables) -> NetworkParts:
     return NetworkParts(tuple(plates), where)
 
 
-_PARTS: weakref.WeakKeyDictionary[NetworkTables, NetworkParts] = weakref.WeakKeyDictionary()
+def _factor_split(tables: FactorTables) -> NetworkParts:
+    """The plates of a Markov network's factor-graph components (see the module)."""
+    links: dict[Hashable, list] = {}
+    for scope in tables.scopes:
+        links.setdefault(scope[0], []).extend(scope[1:])
+    owner: dict[Hashable, list[int]] = {}
+    for j, scope in enumerate(tables.scopes):
+        owner.setdefault(scope[0], []).append(j)
+    by_signature: dict[tuple, list[tuple]] = {}
+    chosen: dict[tuple, list[int]] = {}
+    for nodes in linked_parts(tables.nodes, [links]):
+        pos = {v: i for i, v in enumerate(nodes)}
+        js = chosen[nodes] = sorted(j for v in nodes for j in owner.get(v, ()))
+        key = (tuple(tables.states[v] for v in nodes),
+               tuple((tuple(pos[v] for v in tables.scopes[j]), tables.values[j].shape,
+                      tables.values[j].tobytes()) for j in js))
+        by_signature.setdefault(key, []).append(nodes)
+    plates, where = [], {}
+    for k, members in enumerate(by_signature.values()):
+        nodes, js = members[0], chosen[members[0]]
+        sub = FactorTables(nodes, {v: tables.states[v] for v in nodes},
+                           tuple(tables.scopes[j] for j in js),
+                           tuple(tables.values[j] for j in js),
+                           {v: tables.neighbours[v] for v in nodes})
+        plates.append(Plate(MarkovNetworkScenario(tables=sub,
+                                                  name=f"component of {nodes[0]!r}"),
+                            tuple(members)))
+        for m, member in enumerate(members):
+            for p, v in enumerate(member):
+                where[v] = (k, m, p)
+    return NetworkParts(tuple(plates), where)
 
 
-def network_parts(tables: NetworkTables) -> NetworkParts:
-    """The :class:`NetworkParts` of a network's tables (computed once per tables object)."""
+_PARTS: weakref.WeakKeyDictionary[NetworkTables | FactorTables, NetworkParts] = (
+    weakref.WeakKeyDictionary())
+
+
+def network_parts(tables: NetworkTables | FactorTables) -> NetworkParts:
+    """The :class:`NetworkParts` of a network's tables (computed once per tables object):
+    a Bayesian network's weakly connected components, or a Markov network's factor-graph
+    components.
+
+    Examples
+    --------
+    >>> from pufferfish_pgm.scenarios import MarkovNetworkScenario
+    >>> pair = [[3.0, 1.0], [1.0, 3.0]]
+    >>> mn = MarkovNetworkScenario.from_factors(
+    ...     [(("a", "b"), pair), (("c", "d"), pair), (("e",), [1.0, 2.0])],
+    ...     {v: (0, 1) for v in "abcde"})
+    >>> [p.members for p in network_parts(mn.tables).plates]
+    [(('a', 'b'), ('c', 'd')), (('e',),)]
+    """
     out = _PARTS.get(tables)
     if out is None:
-        out = _PARTS[tables] = _split(tables)
+        out = _PARTS[tables] = (_factor_split(tables) if isinstance(tables, FactorTables)
+                                else _split(tables))
     return out

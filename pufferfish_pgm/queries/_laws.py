@@ -169,7 +169,8 @@ class LogJointEngine:
         self._network: tuple[NetworkTables, NetworkIndex] | None = None
         self._parts: ComponentCountLaw | None = None
         self._factors: tuple[FactorTables, NetworkIndex, dict] | None = None
-        if isinstance(scenario, MarkovNetworkScenario):   # undirected: factors, normalised
+        if (isinstance(scenario, MarkovNetworkScenario)   # undirected, connected: factors
+                and network_parts(scenario.tables).components == 1):
             self._factors = (scenario.tables, network_index(scenario), {})
         elif isinstance(scenario, MarkovChainScenario):
             table = np.array([packed.weights.get(t, np.zeros(scenario.k, np.int64))

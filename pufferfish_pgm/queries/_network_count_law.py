@@ -335,7 +335,9 @@ def log_power(law: np.ndarray, n: int) -> np.ndarray:
 
 
 class ComponentCountLaw:
-    """``log P(F = c, evidence)`` on a network of independent components (DESIGN §3.6).
+    """``log P(F = c, evidence)`` on a network of independent components (DESIGN §3.6):
+    a Bayesian network's weakly connected components or a Markov network's factor-graph
+    components (:func:`~pufferfish_pgm.inference._engine.network_parts`).
 
     F is the sum of the components' counts, which are independent, and evidence on a
     component changes only its own law. So the law given evidence is the convolution of the
@@ -375,6 +377,7 @@ class ComponentCountLaw:
         self.width = 1 + sum(int(w.max()) for w in weights.values())
         self._laws: dict[tuple, np.ndarray] = {}
         self._rest: dict[tuple, np.ndarray] = {}
+        self._log_z: dict[int, dict] = {}             # plate -> its log partition functions
 
     def _law(self, g: int, codes: dict) -> np.ndarray:
         """The component law of group ``g`` given representative ``codes`` (cached)."""
@@ -383,8 +386,12 @@ class ComponentCountLaw:
         if out is None:
             k, w = self._groups[g]
             rep = self.parts.plates[k].scenario
-            out = self._laws[key] = tables_log_joint(rep.tables, network_index(rep), w, codes,
-                                                     self.budget)
+            if isinstance(rep, MarkovNetworkScenario):   # normalised by its own Z
+                out = factor_log_joint(rep.tables, network_index(rep), w, codes, self.budget,
+                                       self._log_z.setdefault(k, {}))
+            else:
+                out = tables_log_joint(rep.tables, network_index(rep), w, codes, self.budget)
+            self._laws[key] = out
         return out
 
     def _untouched(self, touched: Counter) -> np.ndarray:

@@ -44,7 +44,8 @@ class FactorTables:
 
     ``values[j]`` has one axis per node of ``scopes[j]`` (in that order), of length
     ``len(states[node])``; ``neighbours[v]`` are the nodes sharing a scope with ``v`` (model
-    order). Values are unnormalised: the law is their product over the partition function.
+    order); ``factors_of[v]`` the positions of the factors over ``v``. Values are
+    unnormalised: the law is their product over the partition function.
     """
 
     nodes: tuple
@@ -52,6 +53,17 @@ class FactorTables:
     scopes: tuple[tuple, ...]
     values: tuple[np.ndarray, ...]
     neighbours: dict = field(repr=False, default_factory=dict)
+    factors_of: dict = field(repr=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """``factors_of[v]``: the positions of the factors over ``v`` (filled when not given),
+        so that what is read per node costs its own factors, not a scan of all of them."""
+        if not self.factors_of:
+            index: dict = {}
+            for j, scope in enumerate(self.scopes):
+                for v in dict.fromkeys(scope):
+                    index.setdefault(v, []).append(j)
+            object.__setattr__(self, "factors_of", {v: tuple(js) for v, js in index.items()})
 
 
 def _check_states(nodes: Sequence, states: Mapping) -> dict:
