@@ -118,13 +118,17 @@ def is_attractive(dims: dict, scopes: Sequence, tables: Sequence) -> bool:
     """
     if any(d != 2 for d in dims.values()):
         return False
+    by_shape: dict[tuple, list] = {}
     for table in tables:
-        log = np.log(np.asarray(table, dtype=float)) if np.all(table > 0) else None
-        if log is None:
+        by_shape.setdefault(np.shape(table), []).append(table)
+    for shape, group in by_shape.items():
+        stack = np.asarray(group, dtype=float)      # (factors, 2, 2, ...)
+        if not np.all(stack > 0):
             return False
-        for i, j in itertools.combinations(range(log.ndim), 2):
-            one = np.moveaxis(log, (i, j), (0, 1))
-            if np.any(one[1, 1] + one[0, 0] < one[1, 0] + one[0, 1] - RELATIVE):
+        log = np.log(stack)
+        for i, j in itertools.combinations(range(1, len(shape) + 1), 2):
+            one = np.moveaxis(log, (i, j), (1, 2))
+            if np.any(one[:, 1, 1] + one[:, 0, 0] < one[:, 1, 0] + one[:, 0, 1] - RELATIVE):
                 return False
     return True
 

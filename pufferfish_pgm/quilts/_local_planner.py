@@ -22,10 +22,11 @@ tightens, so the usual stop (``card / ε >= best σ``) stays exact.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from typing import Any
 
 from ..errors import InvalidParameterError
@@ -56,6 +57,10 @@ class ClassView:
         self.skeleton = skeleton
         #: every member attractive (:func:`is_attractive`): no table over a quilt is built
         self.monotone = all(view.attractive for view in views)
+        #: every member has the same graph (Bayesian networks: the same parents)
+        first = views[0]
+        self.same_graph = all(v.directed == first.directed and v.neighbours == first.neighbours
+                              and v.parents == first.parents for v in views)
 
 
 def class_view(cls: Any) -> ClassView:
@@ -239,18 +244,15 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
     inf = _NodeInfluence(cv, node, pairs, {"max_region": cap,
                                            "max_cells": settings["max_cells"]})
     inf.ratios(frozenset())   # the exact prior term, when X_i's own region fits
-    options = _options(cv, node, quilts, weight, cap, counts)
     kept = []
     best_sigma = trivial.sigma
-    for card, size, q, nearby in sorted(
-            ((c, quilt_table_size(cls, q), q, n) for q, (c, n) in options.items()),
-            key=lambda r: (r[0], r[1], sorted(map(repr, r[2])))):
+    for card, q, nearby in _by_card(cv, node, quilts, weight, cap, counts):
         if card / epsilon >= best_sigma:
             break
         if best_sigma <= enough:
             counts["enough"] += 1
             break
-        if size > settings["max_quilt_states"] and not cv.monotone:
+        if quilt_table_size(cls, q) > settings["max_quilt_states"] and not cv.monotone:
             counts["size"] += 1
             continue
         counts["evaluated"] += 1
@@ -265,17 +267,52 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
     return _choose(cv, node, kept, inf, epsilon, trivial), counts, cut
 
 
-def _options(cv: ClassView, node: Hashable, quilts: list, weight: Counter, cap: int,
-             counts: Counter) -> dict:
-    """quilt -> (nearby count, nearby set) of the candidates whose nearby set fits."""
-    out = {}
-    for q in quilts:
-        nearby = nearby_set(cv, node, q, cap)
+def _by_card(cv: ClassView, node: Hashable, quilts: list, weight: Counter, cap: int,
+             counts: Counter) -> Iterator[tuple[int, frozenset, tuple]]:
+    """(nearby count, quilt, nearby set) of the candidates by increasing count (ties: the
+    smaller quilt table, then the quilt's names), each nearby set searched only when every
+    candidate before it is known to be smaller (a lower bound of the count, from the
+    quilt's distance to the node, orders the searches)."""
+    lower = _lower_bounds(cv, node, weight, cap)
+    heap = [(lower(q), 0, _tie(cv, q), k) for k, q in enumerate(quilts)]
+    heapq.heapify(heap)
+    nearby_of: dict[int, tuple] = {}
+    while heap:
+        card, done, _, k = heapq.heappop(heap)
+        if done:
+            yield card, quilts[k], nearby_of.pop(k)
+            continue
+        nearby = nearby_set(cv, node, quilts[k], cap)
         if nearby is None:
             counts["region"] += 1
             continue
-        out[q] = (sum(weight[v] for v in nearby), nearby)
-    return out
+        nearby_of[k] = nearby
+        heapq.heappush(heap, (sum(weight[v] for v in nearby), 1, _tie(cv, quilts[k]), k))
+
+
+def _tie(cv: ClassView, quilt: frozenset) -> tuple:
+    return len(quilt), sorted(map(repr, quilt))
+
+
+def _lower_bounds(cv: ClassView, node: Hashable, weight: Counter, cap: int) -> Any:
+    """quilt -> a lower bound of its nearby count: every node closer than the quilt's
+    nearest node is nearby in a Markov network (a Bayesian network: the parents and
+    children), when every member has the same graph; else the node's own weight."""
+    dist = _ball(cv, node, cap)
+    top = max(dist.values())
+    level = [0] * (top + 2)
+    for v, d in dist.items():
+        level[d] += weight[v]
+    cum = list(itertools.accumulate(level))
+    if not cv.same_graph:
+        return lambda q: weight[node]
+    reach = 1 if cv.views[0].directed else top + 1
+
+    def bound(q: frozenset) -> int:
+        near = min((dist.get(v, top + 1) for v in q), default=top + 1)
+        return cum[max(0, min(near - 1, reach))]
+
+    return bound
 
 
 def _choose(cv: ClassView, node: Hashable, kept: list, inf: _NodeInfluence, epsilon: float,
