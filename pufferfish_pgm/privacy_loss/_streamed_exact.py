@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._budget import memory_budget
 from .._parallel import run_map
 from ..distributions._engine import logsumexp
 from ..errors import LimitExceededError
@@ -53,7 +54,7 @@ from ._chain_streams import (
     cut_level,
 )
 from ._mgf_bracket import failing_scale, node_limit_losses
-from ._middle_nodes import MiddlePlan, middle_note, middle_plan
+from ._middle_nodes import MiddlePlan, held_bytes, middle_note, middle_plan
 from ._node_tally import Tally
 from ._pair_rows import Group
 
@@ -65,18 +66,21 @@ CANDIDATES = 8
 
 
 def _node_groups(stream: ChainStream, scale: float, only: frozenset | None = None,
-                 log_delta: float = LOG_DELTA) -> Iterator[tuple[int, Group | None, list]]:
+                 log_delta: float = LOG_DELTA, shared: list | None = None,
+                 hold: frozenset = frozenset()) -> Iterator[tuple[int, Group | None, list]]:
     """Per node ``t`` (of ``only``, default all): the Group of its possible pairs (None if
     none), whose ``pairs`` are indices into ``stream.nodes[t]`` (numbers travel between
     processes cheaply; the caller maps them back), and the ``(index, reason)`` of those
-    skipped."""
+    skipped. ``shared``, ``hold``: forward rows kept for a later pass, or read from an
+    earlier one (:func:`~pufferfish_pgm.queries._truncated_count_law.stream_node_laws`)."""
     codes = {t: np.array([(a, b) for _, a, b in pairs], dtype=np.int64).reshape(-1, 2)
              for t, pairs in stream.nodes.items() if only is None or t in only}
     wanted = {t: np.unique(ab).tolist() for t, ab in codes.items()}
     m = stream.scenario
     for t, offset, rows in stream_node_laws(m.transition, m.initial_distribution,
                                             stream.weights, wanted, scale / stream.step,
-                                            log_delta=log_delta, name=m.name):
+                                            log_delta=log_delta, name=m.name, shared=shared,
+                                            hold=hold):
         totals = logsumexp(rows, axis=1)
         where = np.searchsorted(np.array(wanted[t]), codes[t])       # (pairs, 2) row indices
         zero = ~np.isfinite(totals[where])
@@ -110,10 +114,12 @@ def _raise_node(group: Group, scale: float, epsilon: float, rtol: float) -> tupl
         "point: choose a larger epsilon")
 
 
-def _raise_pass(task: tuple) -> tuple[float, int, float]:
+def _raise_pass(task: tuple) -> tuple[float, int, float, list | None]:
     """Raise the scale on one stream's candidate nodes: the scale after them, evaluations,
-    and the representative middle node's own least scale (``lower`` without a plan)."""
-    stream, lower, epsilon, rtol, plan, tick = task
+    the representative middle node's own least scale (``lower`` without a plan), and the
+    forward rows of the nodes of ``hold`` for the full pass (None when ``hold`` is None)."""
+    stream, lower, epsilon, rtol, plan, hold, tick = task
+    shared: list | None = None if hold is None else []
     level = cut_level(len(stream.weights), epsilon)
     limit = epsilon - loss_error_bound(len(stream.weights), level)
     middle = range(0) if plan is None else plan.nodes(len(stream.weights))
@@ -123,7 +129,7 @@ def _raise_pass(task: tuple) -> tuple[float, int, float]:
     rep = (middle.start + middle.stop) // 2 if plan is not None else -1
     only = frozenset(ranked[max(len(ranked) - CANDIDATES, 0):]) | {rep}
     scale, steps, own = lower, 0, lower
-    for t, group, _ in _node_groups(stream, lower, only, level):
+    for t, group, _ in _node_groups(stream, lower, only, level, shared, hold or frozenset()):
         if tick is not None:
             tick(1)
         if group is None:
@@ -135,7 +141,7 @@ def _raise_pass(task: tuple) -> tuple[float, int, float]:
         if group.epsilons(np.array([scale]))[0].max() > limit * (1.0 + SLACK):
             scale, n = _raise_node(group, scale, limit, rtol)
             steps += n
-    return scale, steps, own
+    return scale, steps, own, shared
 
 
 def _final_pass(task: tuple) -> tuple[tuple, float | None, list]:
@@ -143,14 +149,14 @@ def _final_pass(task: tuple) -> tuple[tuple, float | None, list]:
     ε, output), the ``(node, index, which secret)`` skipped, and the raised scale if some
     node failed (then the entries are stale and the pass is repeated above it; the raise
     continues through the stream, so one repeat suffices). ``epsilon`` None: audit only."""
-    stream, scale, epsilon, rtol, skip, tick = task
+    stream, scale, epsilon, rtol, skip, shared, tick = task
     level = cut_level(len(stream.weights), epsilon)
     limit = None if epsilon is None else epsilon - loss_error_bound(len(stream.weights), level)
     parts: list[tuple] = []
     skipped: list = []
     raised = None
     only = None if not skip else frozenset(stream.nodes) - frozenset(skip)
-    for t, group, lost in _node_groups(stream, scale, only, level):
+    for t, group, lost in _node_groups(stream, scale, only, level, shared):
         if tick is not None:
             tick(1)
         skipped += [(t, i, k) for i, k in lost]
@@ -174,16 +180,19 @@ def _light(stream: ChainStream) -> ChainStream:
 
 
 def _audited(streams: list[ChainStream], scale: float, epsilon: float | None, rtol: float,
-             executor: Any, skips: list | None = None, tally: Tally | None = None
-             ) -> tuple[list, float | None]:
+             executor: Any, skips: list | None = None, tally: Tally | None = None,
+             shared: list | None = None) -> tuple[list, float | None]:
     """Run the full pass on every stream (less the nodes of ``skips``, one range per
-    stream); the results and the highest raised scale."""
+    stream; ``shared``: per stream the raise pass's forward rows, or None); the results and
+    the highest raised scale."""
     sent = streams if executor is None else [_light(s) for s in streams]
     skips = skips or [range(0)] * len(streams)
+    shared = shared or [None] * len(streams)
     counts = [len(set(s.nodes) - set(k)) for s, k in zip(streams, skips, strict=True)]
     tick = None if tally is None else tally.start(sum(counts), executor)
-    done = run_map(_final_pass, [(s, scale, epsilon, rtol, k, tick)
-                                 for s, k in zip(sent, skips, strict=True)], executor)
+    done = run_map(_final_pass, [(s, scale, epsilon, rtol, k, rows, tick)
+                                 for s, k, rows in zip(sent, skips, shared, strict=True)],
+                   executor)
     if tally is not None:
         tally.blocks(counts, executor)
     higher = [r[1] for r in done if r[1] is not None]
@@ -259,16 +268,21 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
     tick = None if tally is None else tally.start(
         sum(counts), executor, later=sum(len(set(s.nodes) - _middle(s, p))
                                          for s, p in zip(streams, plans, strict=True)))
-    raised = run_map(_raise_pass, [(s, lower, epsilon, rtol, p, tick)
-                                   for s, p in zip(sent, plans, strict=True)], executor)
+    holds = _holds(streams, plans, executor)
+    raised = run_map(_raise_pass, [(s, lower, epsilon, rtol, p, h, tick)
+                                   for s, p, h in zip(sent, plans, holds, strict=True)], executor)
     if tally is not None:
         tally.blocks(counts, executor)
     scale = max(r[0] for r in raised)
     steps = sum(r[1] for r in raised)
     skips, scale = _middle_skips(streams, plans, raised, lower, scale, epsilon, rtol)
+    shared: list | None = [
+        r[3] if h is not None and frozenset(s.nodes) - frozenset(k) <= h else None
+        for s, k, h, r in zip(streams, skips, holds, raised, strict=True)]
     while True:
-        done, higher = _audited(streams, scale, epsilon, rtol, executor, skips, tally)
+        done, higher = _audited(streams, scale, epsilon, rtol, executor, skips, tally, shared)
         steps += len(streams)
+        shared = None       # consumed: a repeated pass computes its own forward rows
         if higher is None:
             break
         scale = higher
@@ -343,4 +357,15 @@ def _bounded_scale(stream: ChainStream, plan: MiddlePlan, scale: float, limit: f
     if plan.cls.bound(at) <= limit * (1.0 + SLACK):
         return scale
     return stream.step * plan.least_scale(at, limit, rtol, SLACK)
+
+
+def _holds(streams: list[ChainStream], plans: list, executor: Any) -> list:
+    """Per stream, the nodes whose forward rows the raise pass keeps for the full pass (the
+    nodes outside the plan's middle, and its representative), or None: on an executor (the
+    rows would travel between processes), or when the streams' rows held together would
+    take more than a quarter of the memory budget (each pass holds one stream's only)."""
+    if executor is not None or sum(held_bytes(s.weights, p) for s, p in
+                                   zip(streams, plans, strict=True)) > memory_budget() // 4:
+        return [None] * len(streams)
+    return [frozenset(s.nodes) - _middle(s, p) for s, p in zip(streams, plans, strict=True)]
 

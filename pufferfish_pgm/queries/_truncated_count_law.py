@@ -197,7 +197,8 @@ def _forward(steps: ChainSteps, log_q0: np.ndarray, weights: np.ndarray, scale: 
 def stream_node_laws(transition: np.ndarray, initial: np.ndarray, weights: np.ndarray,
                      wanted: Mapping[int, Sequence[int]], scale: float, *,
                      log_delta: float = LOG_DELTA, name: str = "chain",
-                     budget: int | float | str | None = None
+                     budget: int | float | str | None = None,
+                     shared: list | None = None, hold: frozenset = frozenset()
                      ) -> Iterator[tuple[int, int, np.ndarray]]:
     """``(t, offset, rows)`` for every node ``t`` of ``wanted``, t descending.
 
@@ -207,6 +208,12 @@ def stream_node_laws(transition: np.ndarray, initial: np.ndarray, weights: np.nd
     forward rows are held (checked against the memory budget as they grow); the backward
     rows are advanced one step at a time and never stored. The forward pass stops at the
     last wanted node and the backward pass at the first (the steps beyond serve no law).
+
+    ``shared`` passes forward rows from one call to a later one on the same chain: an empty
+    list is filled with this call's rows, kept for ``wanted`` and the nodes of ``hold``
+    (none is freed); a filled one is read instead of a forward pass (the caller makes sure
+    it holds every wanted node's rows, cut for a scale at most ``scale``: a cut made for a
+    scale holds for every larger one) and freed as the backward pass goes.
 
     Examples
     --------
@@ -221,14 +228,22 @@ def stream_node_laws(transition: np.ndarray, initial: np.ndarray, weights: np.nd
         log_q0 = np.log(initial)
     weights = np.asarray(weights, dtype=np.int64)
     steps = ChainSteps(transition)
-    rows_f = _forward(steps, log_q0, weights, scale, log_delta, memory_budget(budget), name,
-                      wanted)
+    keep = shared is not None and not shared
+    if shared:
+        rows_f = shared
+    else:
+        kept = {**{t: () for t in hold}, **wanted} if keep else wanted
+        rows_f = _forward(steps, log_q0, weights, scale, log_delta, memory_budget(budget),
+                          name, kept)
+        if shared is not None:
+            shared += rows_f
     first = min(wanted, default=len(weights))
     for t, b_offset, beta in backward(steps, (len(log_q0), 1), count_lift(weights),
                                       len(weights), _trimmer(scale, log_delta)):
         if t in wanted:
             f_offset, alpha = rows_f[t]
-            rows_f[t] = (f_offset, np.empty((len(alpha), 0)))   # free it (a view would not)
+            if not keep:
+                rows_f[t] = (f_offset, np.empty((len(alpha), 0)))   # free it (a view would not)
             yield (t, *_node_laws(alpha, f_offset, beta, b_offset, wanted[t], scale, log_delta))
         if t <= first:              # no earlier node is wanted
             return

@@ -190,3 +190,24 @@ def test_the_largest_cut_equals_the_largest_of_the_per_row_cuts(seed, k, n, scal
     ok = np.isfinite(x)
     s = x + np.arange(n) / scale
     assert truncated._last_cut(s, ok, -10.0) == int(truncated._first_cut(s, ok, -10.0).max())
+
+
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
+def test_the_full_pass_reads_the_raise_pass_s_forward_rows(monkeypatch):
+    # serial runs whose rows fit: one forward pass per stream instead of one per pass
+    calls = []
+    forward = truncated._forward
+    monkeypatch.setattr(truncated, "_forward", lambda *a: calls.append(1) or forward(*a))
+    rng = np.random.default_rng(3)
+    fw = pp.Framework(pp.ScenarioClass([pp.MarkovChainScenario(
+        0.9 * np.eye(3) + 0.1 * rng.dirichlet(np.ones(3), size=3), "stationary", 120)
+        for _ in range(2)]))
+    cal = pp.ExactLaplaceMechanism(epsilon=1.0, streaming=True).calibrate(fw, pp.Count(0))
+    assert cal.evidence.streamed and len(calls) == 2          # 4 before
+    stored = pp.ExactLaplaceMechanism(epsilon=1.0, streaming=False).calibrate(fw, pp.Count(0))
+    assert cal.scale == pytest.approx(stored.scale, rel=1e-9)
+    streamed = {(e.pair, e.theta): e.epsilon for e in cal.evidence.audit.pairs}
+    audited = {(e.pair, e.theta): e.epsilon for e in stored.evidence.audit.pairs}
+    assert streamed                             # the audited nodes (less a bounded middle)
+    for key, eps in streamed.items():           # are audited alike, at nearly one scale
+        assert eps == pytest.approx(audited[key], rel=1e-7)
