@@ -69,7 +69,7 @@ from .mechanisms import (
 )
 from .noise import Release
 from .privacy_loss import AuditReport, audit, audit_releases
-from .queries import Count, Histogram, LinearQuery, WindowedCount, WindowedHistogram
+from .queries import Count, GroupCount, Histogram, LinearQuery, WindowedCount, WindowedHistogram
 from .quilts import PlanEntry, max_influence
 from .scenarios import (
     BayesianNetworkScenario,
@@ -117,6 +117,7 @@ __all__ = [
     "ExactQuiltMechanism",
     "Framework",
     "GK16Mechanism",
+    "GroupCount",
     "GroupDPMechanism",
     "Histogram",
     "ImpossibleSecretError",

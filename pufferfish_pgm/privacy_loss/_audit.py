@@ -46,7 +46,7 @@ import numpy as np
 from .._parallel import run_map
 from .._validation import positive_finite
 from ..errors import InvalidParameterError, ParameterTypeError
-from ..queries import Histogram, WindowedQuery
+from ..queries import GroupCount, Histogram, WindowedQuery
 from ..scenarios import MarkovChainScenario
 from ._audit_report import AuditReport, PairAudit
 from ._pair_rows import MAX_GRID, Group, build_groups
@@ -71,7 +71,7 @@ def release_layout(framework: Any, query: Any) -> tuple[list, np.ndarray, np.nda
     >>> m.tolist(), s.tolist(), names
     ([[1], [-1]], [0, 4], ['count(0)', 'count(1)'])
     """
-    if isinstance(query, WindowedQuery):
+    if isinstance(query, (WindowedQuery, GroupCount)):   # its parts side by side
         engine, matrix, shift, _ = _joint_layout(framework, query.parts(framework.scenarios))
         return engine, matrix, shift, list(query.coordinates(framework.scenarios))
     if isinstance(query, Histogram):

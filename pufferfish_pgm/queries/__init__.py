@@ -7,12 +7,13 @@ from typing import Any
 
 from .._compat import moved_name
 from ._laws import CountPmf, JointPmf, joint_query_log_pmf, query_distribution, query_log_pmf
-from ._queries import Count, Histogram, LinearQuery, Query, WeightedQuery
+from ._queries import Count, GroupCount, Histogram, LinearQuery, Query, WeightedQuery
 from ._windowed import WindowedCount, WindowedHistogram, WindowedQuery
 
 __all__ = [
     "Count",
     "CountPmf",
+    "GroupCount",
     "Histogram",
     "JointPmf",
     "LinearQuery",

@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import InvalidDataError, ParameterTypeError
 from ..scenarios import Scenario, ScenarioClass, as_class
 from ._integer_answers import per_node_sums, row_blocks, weighted_counts, window_counts
-from ._queries import Histogram, Query, WeightedQuery
+from ._queries import GroupCount, Histogram, Query, WeightedQuery
 from ._state_codes import ABSENT, _Absent, _code_dtype, _codes_for
 from ._windowed import WindowedCount, WindowedHistogram, WindowedQuery
 
@@ -183,6 +183,8 @@ def evaluate_codes(cls: ScenarioClass, query: Query, codes: np.ndarray) -> np.nd
     _check_read(cls, query, codes)
     if isinstance(query, Histogram):
         return np.stack([evaluate_codes(cls, bar, codes) for bar in query.bars(cls)], axis=-1)
+    if isinstance(query, GroupCount):   # one bar per group
+        return np.stack([evaluate_codes(cls, bar, codes) for bar in query.parts(cls)], axis=-1)
     if isinstance(query, WindowedQuery):   # the parts' answers side by side, window by window
         return _windowed(cls, query, codes)
     if not isinstance(query, WeightedQuery):
@@ -226,8 +228,9 @@ def read_nodes(cls: ScenarioClass, query: Query) -> tuple:
     >>> read_nodes(asia, pp.Count("yes", ("lung", "tub")))
     ('tub', 'lung')
     """
-    if isinstance(query, Histogram):
-        used = {v for bar in query.bars(cls) for v in read_nodes(cls, bar)}
+    if isinstance(query, (Histogram, GroupCount)):
+        bars = query.bars(cls) if isinstance(query, Histogram) else query.parts(cls)
+        used = {v for bar in bars for v in read_nodes(cls, bar)}
     elif isinstance(query, WeightedQuery):
         used = set(query.node_list(cls))
     else:
@@ -259,7 +262,7 @@ def coordinate_names(cls: ScenarioClass, query: Query) -> tuple[str, ...]:
     >>> coordinate_names(pp.ScenarioClass(mc), pp.WindowedCount(1, 2))
     ('count(1)@[0,2)', 'count(1)@[2,3)')
     """
-    if isinstance(query, WindowedQuery):
+    if isinstance(query, (WindowedQuery, GroupCount)):
         return query.coordinates(cls)
     if isinstance(query, Histogram):
         return tuple(bar.name for bar in query.bars(cls))
