@@ -208,13 +208,14 @@ def _lower_bound_refusal(found: Schedule, size: int,
     need = found.peak_cells * 8 * _LIVE_TABLES
     return LimitExceededError(
         f"the exact count law over {size} requisite nodes needs at least "
-        f"2^{math.log2(found.peak_cells):.1f} = {found.peak_cells:,} cells, "
+        f"2^{math.log2(found.peak_cells):.3g} = {found.peak_cells:,} cells, "
         f"{describe_bytes(need)} (its elimination order reaches node {found.culprit!r}, "
         "whose product has that many cells before the count axis: a lower bound), more than "
         f"this machine lets the process use ({describe_bytes(machine_memory())}) and more "
-        f"than the memory budget ({describe_bytes(memory_budget(budget))}): no budget on "
-        "this machine fits; use MarkovQuiltMechanism (local quilts), or split the population "
-        "into independent components (pp.scenarios.households), or ask about fewer nodes")
+        f"than the memory budget ({describe_bytes(memory_budget(budget))}), so no budget "
+        "makes it fit on this machine; use MarkovQuiltMechanism (local quilts), or split the "
+        "population into independent components (pp.scenarios.households), or ask about "
+        "fewer nodes")
 
 
 def _eliminate_all(factors: list[_Factor], order: tuple, width: int) -> np.ndarray:
