@@ -182,14 +182,6 @@ class ExactLaplaceMechanism(Mechanism):
         """The streamed calibration when it applies (see the module docstring), else None."""
         if self.streaming is False:
             return None
-        if any(getattr(m, "time_varying", False) for m in framework.scenarios):
-            if self.streaming:      # the streamed engine takes one matrix per chain
-                raise InvalidParameterError(
-                    "streaming=True takes time-homogeneous chains only; this class has a "
-                    "time-varying chain: use streaming=None or False (the stored laws, which "
-                    "take every step's matrix), or chain.to_network() through the network "
-                    "engines")
-            return None
         streams = chain_streams(framework, query)
         if streams is None:
             if self.streaming:

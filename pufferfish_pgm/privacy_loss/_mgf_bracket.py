@@ -55,7 +55,8 @@ OCTAVE_BLOCK = 16
 
 @dataclass(frozen=True, eq=False)
 class MgfTask:
-    """One fixed-start chain and its single-node pairs (state indices at node ``node[i]``)."""
+    """One fixed-start chain and its single-node pairs (state indices at node ``node[i]``);
+    ``transition`` is one (k, k) matrix or one per step, (T - 1, k, k)."""
 
     transition: np.ndarray
     initial: np.ndarray
@@ -74,8 +75,8 @@ def _log_mgf(tasks: Sequence[MgfTask], gammas: np.ndarray) -> np.ndarray:
     check_allocation(length * n * k * gammas.size * 8,
                      what=f"the generating-function tables of {n} chain(s) (T={length}, "
                           f"k={k}, {gammas.size} points)")
-    steps = ChainSteps(np.stack([np.asarray(x.transition, dtype=float) for x in tasks]),
-                       batched=True)
+    steps = ChainSteps(np.stack([np.asarray(x.transition, dtype=float) for x in tasks],
+                                axis=-3), batched=True)    # (n, k, k) or (T - 1, n, k, k)
     weights = np.stack([x.spacing * np.asarray(x.weights, dtype=float) for x in tasks])
     with np.errstate(divide="ignore"):
         log_q0 = np.log(np.stack([x.initial for x in tasks]))
@@ -96,9 +97,9 @@ def _gaps_by_task(tasks: Sequence[MgfTask], gammas: np.ndarray,
     ``TABLE_BYTES``."""
     out: list = [None] * len(tasks)
     batches: dict[tuple, list[int]] = {}
-    for i, task in enumerate(tasks):
-        batches.setdefault(np.shape(task.weights), []).append(i)
-    for (length, k), members in batches.items():
+    for i, task in enumerate(tasks):     # one matrix or one per step: separate batches
+        batches.setdefault((*np.shape(task.weights), np.ndim(task.transition)), []).append(i)
+    for (length, k, _), members in batches.items():
         chunk = max(1, TABLE_BYTES // (8 * length * len(members) * k) - 1)
         parts: list[list[np.ndarray]] = [[] for _ in members]
         for lo in range(0, gammas.size, chunk):

@@ -262,9 +262,10 @@ class Group:
         pair, which of them it is: pairs whose secrets share their laws (members of a plate,
         DESIGN §3.6) are evaluated once."""
         pick = np.arange(len(self.pairs)) if pick is None else pick
-        keys, inverse = np.unique(np.stack((self.first[pick], self.second[pick])), axis=1,
-                                  return_inverse=True)
-        return keys[0], keys[1], inverse.ravel()
+        first, second = self.first[pick], self.second[pick]
+        base = int(second.max(initial=0)) + 1     # one integer per (first, second): the same
+        keys, inverse = np.unique(first * base + second, return_inverse=True)   # sorted order
+        return keys // base, keys % base, inverse.ravel()
 
     def epsilons(self, scales: np.ndarray, active: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,7 @@ from oracle import realised_epsilon
 
 import pufferfish_pgm as pp
 from pufferfish_pgm.certificates._model import scenario_parts
-from pufferfish_pgm.errors import InvalidModelError, InvalidParameterError
+from pufferfish_pgm.errors import InvalidModelError
 from pufferfish_pgm.mechanisms.blowfish import dependence_reason
 from pufferfish_pgm.queries import Count
 from pufferfish_pgm.scenarios import MarkovChainScenario
@@ -70,8 +70,6 @@ def test_refusals_name_the_alternative() -> None:
         pp.MQMApproxMechanism(epsilon=EPSILON).calibrate(fw, Count(1))
     with pytest.raises(InvalidModelError, match="to_network"):
         pp.ExactQuiltMechanism(epsilon=EPSILON).calibrate(fw, Count(1))
-    with pytest.raises(InvalidParameterError, match="streaming=None"):
-        pp.ExactLaplaceMechanism(epsilon=EPSILON, streaming=True).calibrate(fw, Count(1))
 
 
 def test_blowfish_sees_dependence_in_every_step() -> None:

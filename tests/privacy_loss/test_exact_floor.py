@@ -211,3 +211,17 @@ def test_the_full_pass_reads_the_raise_pass_s_forward_rows(monkeypatch):
     assert streamed                             # the audited nodes (less a bounded middle)
     for key, eps in streamed.items():           # are audited alike, at nearly one scale
         assert eps == pytest.approx(audited[key], rel=1e-7)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), min_size=1, max_size=60))
+def test_distinct_pairs_by_one_integer_key_equal_the_column_unique(pairs):
+    # Group.distinct keys each (first, second) by one integer (a 1-D unique, not axis=1)
+    from pufferfish_pgm.privacy_loss._pair_rows import Group
+    first, second = (np.array(x, dtype=np.int64) for x in zip(*pairs, strict=True))
+    group = Group(0, "g", (np.arange(2.0),), np.zeros((41, 2)), first, second,
+                  tuple(range(len(pairs))))
+    keys, inverse = np.unique(np.stack((first, second)), axis=1, return_inverse=True)
+    got = group.distinct()
+    assert got[0].tolist() == keys[0].tolist() and got[1].tolist() == keys[1].tolist()
+    assert got[2].tolist() == inverse.ravel().tolist()
