@@ -96,9 +96,10 @@ class ExactQuiltMechanism(Mechanism):
         cells (Σ_θ T·k·C, C = T·max weight + 1), every node's empty quilt (its exact ε, the
         least bound) comes from one forward–backward pass and no quilt search is needed; the
         scale is then the global exact one. Over it, the laws are still used when they fit
-        the memory budget (about 32 bytes a cell) and no quilt within ``max_window`` has a
-        prior term below 0.05·ε (slowly mixing chains, where quilts cannot help;
-        ``docs/exact-quilt.md``, "Whole chains"). 0: always search quilts.
+        the memory budget (about 32 bytes a cell) and either a member is time-varying (its
+        nodes share no quilt work) or no quilt within ``max_window`` has a prior term below
+        0.05·ε (slowly mixing chains, where quilts cannot help; ``docs/exact-quilt.md``,
+        "Whole chains"). 0: always search quilts.
     max_quilt_assignments : int, default 256
         Networks: quilts with more joint values are skipped (counted in the evidence).
     max_window_cells : int, default 16,384
@@ -302,6 +303,8 @@ def _whole_chain_refusal(mech: ExactQuiltMechanism, framework: Framework,
     if mech.max_chain_cells == 0 or need > budget:
         return (head if mech.max_chain_cells == 0 else f"{head} and about "
                 f"{describe_bytes(need)} > the memory budget {describe_bytes(budget)}"), cells
+    if any(m.time_varying for m in members):
+        return "", cells   # no node class is shared: quilts would cost about T times more
     d, prior = mixing_window(members, _all_pairs(framework), mech.epsilon,
                              _window(mech.max_window, framework), QUILT_PRIOR_ENOUGH)
     if prior > QUILT_PRIOR_ENOUGH * mech.epsilon:

@@ -298,7 +298,10 @@ def _varying_setup(framework: Any, chains: list, weights: np.ndarray, window: in
     classes, candidates, laws = [], [], []
     for nodes, pairs in pair_groups(framework):
         own = sigma[np.searchsorted(plan_nodes, nodes)]
-        for i, sig in zip(np.asarray(nodes).tolist(), own.tolist(), strict=True):
+        # middle nodes first (the search keeps this order among equal MQM σ): they usually
+        # need the largest scale, which the other nodes then mostly pass at once
+        order = np.argsort(np.abs(2 * np.asarray(nodes) - (length - 1)), kind="stable")
+        for i, sig in zip(np.asarray(nodes)[order].tolist(), own[order].tolist(), strict=True):
             c = varying_class(chains, tables, i, window, float(sig))
             classes.append(c)
             candidates.append(chain_candidates(c, window, length))

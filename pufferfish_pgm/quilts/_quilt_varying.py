@@ -40,15 +40,14 @@ import numpy as np
 from ..queries._engine import ChainSteps, count_lift, step
 from ..scenarios import MarkovChainScenario
 from ..secrets._engine import support_at
-from ._chain_varying import _prior, chain_terms
+from ._chain_varying import _prior
+from ._influence import log_ratio
 from ._quilt_laws import ChainQuiltLaws, QuiltRows, _law_table, quilt_rows
 
 __all__ = ["NodeQuiltLaws", "VaryingBridges", "prior_tables", "varying_two_sided_prior"]
 
 #: Cells of per-node count tables a chain keeps (recent nodes first; about 64 MB).
 CACHE_CELLS = 1 << 23
-#: Nodes per batch of :func:`varying_two_sided_prior` (its terms are (n, W, m)).
-PRIOR_BATCH = 64
 
 
 class VaryingBridges:
@@ -107,11 +106,14 @@ class VaryingBridges:
     def _tables(self, side: str, i: int, n: int, first: Any, extend: Any) -> list:
         """The side's tables of node i up to distance n (cached, recent nodes kept)."""
         key = (side, i)
-        tables = self._cache.pop(key, None) or [first()]
+        tables = self._cache.pop(key, None)
+        if tables is None:
+            tables = [first()]
+            self._cells += tables[0].size
         while len(tables) < n:
             tables.append(extend(tables[-1], len(tables)))
+            self._cells += tables[-1].size
         self._cache[key] = tables
-        self._cells = sum(sum(t.size for t in ts) for ts in self._cache.values())
         while self._cells > CACHE_CELLS and len(self._cache) > 1:
             _, old = self._cache.popitem(last=False)
             self._cells -= sum(t.size for t in old)
@@ -217,7 +219,9 @@ def prior_tables(members: Sequence) -> list[tuple[np.ndarray, np.ndarray]]:
 def varying_two_sided_prior(chain: MarkovChainScenario, pairs: np.ndarray,
                             distances: list[int]) -> np.ndarray:
     """The largest prior term of the quilts {X_{i-d}, X_{i+d}} over the nodes i where they fit,
-    for each d (``-inf`` where none fits; inf where some node's pair is blocked).
+    for each d (``-inf`` where none fits; inf where some node's pair is blocked): the step
+    products of every node grow by one batched product per distance, and the log ratios are
+    taken at ``distances`` only.
 
     >>> p = np.array([[0.9, 0.1], [0.2, 0.8]])
     >>> mc = MarkovChainScenario(np.stack([p] * 9), [2 / 3, 1 / 3], 10)
@@ -226,18 +230,27 @@ def varying_two_sided_prior(chain: MarkovChainScenario, pairs: np.ndarray,
 
     (at d = 1, pair (1, 0): log(.8/.2) + log 2 + log(.8/.1), the homogeneous chain's value)
     """
-    length, top = chain.length, max(distances)
+    s, s2 = pairs[:, 0], pairs[:, 1]
+    length, k = chain.length, chain.k
+    steps = chain.steps if length > 1 else np.eye(k)[None]
+    prior, support = _prior(chain, pairs), support_at(chain, np.arange(length))
+    nodes, last = np.arange(length), max(length - 2, 0)
+    back = ahead = np.broadcast_to(np.eye(k), (length, k, k))
     out = np.full(len(distances), -np.inf)
-    at = np.asarray(distances) - 1
-    prior = _prior(chain, pairs)
-    nodes = np.arange(1, length - 1)
-    for lo in range(0, len(nodes), PRIOR_BATCH):
-        part = nodes[lo:lo + PRIOR_BATCH]
-        u, d, active = chain_terms(chain, pairs, part, top, prior)
+    wanted = {d: j for j, d in enumerate(distances)}
+    for a in range(1, max(distances) + 1):
+        back = steps[np.clip(nodes - a, 0, last)] @ back        # M_{i-a -> i}
+        ahead = ahead @ steps[np.clip(nodes + a - 1, 0, last)]  # M_{i -> i+a}
+        if a not in wanted:
+            continue
+        fits = nodes[(nodes >= a) & (nodes + a <= length - 1)]
+        if not fits.size:
+            continue
         with np.errstate(invalid="ignore"):
-            both = np.where(active[:, None, :], u[:, at] + d[:, at], -np.inf).max(axis=2)
-        dist = np.asarray(distances)[None, :]
-        fits = (part[:, None] >= dist) & (length - 1 - part[:, None] >= dist)
-        out = np.maximum(out, np.where(fits, np.nan_to_num(both, nan=np.inf), -np.inf)
-                         .max(axis=0, initial=-np.inf))
+            left = log_ratio(back[fits][:, :, s], back[fits][:, :, s2])
+            left = np.where(support[fits - a][:, :, None], left, -np.inf).max(axis=1)
+            right = log_ratio(ahead[fits][:, s, :], ahead[fits][:, s2, :]).max(axis=2)
+            both = np.nan_to_num(left + prior[fits] + right, nan=np.inf)
+        active = support[fits][:, s] & support[fits][:, s2]
+        out[wanted[a]] = np.where(active, both, -np.inf).max(initial=-np.inf)
     return out

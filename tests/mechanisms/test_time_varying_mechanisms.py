@@ -68,8 +68,8 @@ def test_refusals_name_the_alternative() -> None:
     fw = Framework(day_chain(2, k=2))
     with pytest.raises(InvalidModelError, match="MarkovQuiltMechanism"):
         pp.MQMApproxMechanism(epsilon=EPSILON).calibrate(fw, Count(1))
-    with pytest.raises(InvalidModelError, match="to_network"):
-        pp.ExactQuiltMechanism(epsilon=EPSILON).calibrate(fw, Count(1))
+    with pytest.raises(InvalidModelError, match="MarkovQuiltMechanism"):   # Count is native
+        pp.ExactQuiltMechanism(epsilon=EPSILON).calibrate(fw, pp.WindowedCount(1, 2))
 
 
 def test_blowfish_sees_dependence_in_every_step() -> None:
