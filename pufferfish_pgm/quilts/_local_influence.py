@@ -294,11 +294,16 @@ class Ratios:
 
 
 def local_ratios(view: LocalView, node: Hashable, quilt: frozenset, states: Sequence[int],
-                 *, max_region: int, max_cells: int) -> Ratios | str:
+                 *, max_region: int, max_cells: int,
+                 memo: dict | None = None) -> Ratios | str:
     """:class:`Ratios` of ``quilt`` for ``node``'s ``states`` (indices), or why it was not
     computed: ``"region"`` (more than ``max_region`` nodes) or ``"budget"`` (an elimination
-    table above ``max_cells``), decided before any table is built."""
-    part = region(view, node, quilt, max_region)
+    table above ``max_cells``), decided before any table is built. ``memo`` keeps the
+    regions already searched for this node and view (key: the quilt)."""
+    memo = {} if memo is None else memo
+    if quilt not in memo:
+        memo[quilt] = region(view, node, quilt, max_region)
+    part = memo[quilt]
     if part is None:
         return "region"
     fids = _region_factors(view, part, quilt)

@@ -5,7 +5,8 @@ bounded by ``max_region`` and the memory budget, not by the network's size:
 
 1. *Candidates*: distance spheres of the union skeleton up to the largest radius whose ball
    has at most ``max_region`` nodes, per-branch distances (branches of the ball minus X_i,
-   cut at ``max_candidates``), each member's Markov blanket, the caller's quilts, and ∅.
+   for at most :data:`MAX_BRANCHES` branches, cut at ``max_candidates``), each member's
+   Markov blanket, the caller's quilts, and ∅.
 2. *Nearby sets*: reachability (d-connection given the quilt in a Bayesian network member,
    graph separation in a Markov network member), stopped past ``max_region`` nodes (the
    candidate is then skipped, reason ``"region"``).
@@ -43,6 +44,7 @@ class ClassView:
 
     def __init__(self, cls: Any, views: list[LocalView]) -> None:
         self.nodes = tuple(cls.nodes)
+        self.universe = frozenset(self.nodes)    # shared by every entry's remote set
         self.views = views
         skeleton: dict = {v: set() for v in self.nodes}
         for view in views:
@@ -61,6 +63,29 @@ class ClassView:
         first = views[0]
         self.same_graph = all(v.directed == first.directed and v.neighbours == first.neighbours
                               and v.parents == first.parents for v in views)
+        self._part_size = _component_sizes(skeleton)
+
+    def own_region(self, node: Hashable) -> int:
+        """The most nodes of ``node``'s region for the empty quilt in any member (its
+        component; a Bayesian network member: its ancestors)."""
+        return max(view.ancestors[view.position[node]].bit_count() if view.directed
+                   else self._part_size[node] for view in self.views)
+
+
+def _component_sizes(graph: dict) -> dict:
+    """Each node's component size in ``graph`` (node -> neighbours)."""
+    size: dict = {}
+    for v in graph:
+        if v in size:
+            continue
+        seen, todo = {v}, [v]
+        while todo:
+            for u in graph[todo.pop()]:
+                if u not in seen:
+                    seen.add(u)
+                    todo.append(u)
+        size.update(dict.fromkeys(seen, len(seen)))
+    return size
 
 
 def class_view(cls: Any) -> ClassView:
@@ -100,13 +125,20 @@ def _dsep_reach(view: LocalView, node: Hashable, quilt: frozenset, cap: int) -> 
     return reach
 
 
-def nearby_set(cv: ClassView, node: Hashable, quilt: frozenset, cap: int) -> tuple | None:
+def nearby_set(cv: ClassView, node: Hashable, quilt: frozenset, cap: int,
+               memos: list[dict] | None = None) -> tuple | None:
     """X_N of ``quilt`` (model order): ``node`` and every non-quilt node connected to it in
-    some member; None when it has more than ``cap`` nodes."""
+    some member; None when it has more than ``cap`` nodes. ``memos`` (one dict per view)
+    keeps a Markov network member's regions for :func:`local_ratios`."""
     near: set = {node}
-    for view in cv.views:
-        part = (_dsep_reach(view, node, quilt, cap) if view.directed
-                else region(view, node, quilt, cap))
+    for k, view in enumerate(cv.views):
+        if view.directed:
+            part = _dsep_reach(view, node, quilt, cap)
+        else:
+            memo = {} if memos is None else memos[k]
+            if quilt not in memo:
+                memo[quilt] = region(view, node, quilt, cap)
+            part = memo[quilt]
         if part is None:
             return None
         near |= part
@@ -168,14 +200,23 @@ def local_candidates(cv: ClassView, node: Hashable, *, max_region: int, max_cand
     dist = _ball(cv, node, max_region)
     for d in range(1, max(dist.values()) + 1):
         found[frozenset(v for v, dv in dist.items() if dv == d)] = None
-    combos = itertools.product(*_branch_options(cv, node, dist))
-    taken = list(itertools.islice(combos, max_candidates + 1))
-    for combo in taken[:max_candidates]:
-        found[frozenset().union(*(c for c in combo if c is not None))] = None
+    options = _branch_options(cv, node, dist)
+    cut = len(options) > MAX_BRANCHES
+    if not cut:
+        combos = itertools.product(*options)
+        taken = list(itertools.islice(combos, max_candidates + 1))
+        cut = len(taken) > max_candidates
+        for combo in taken[:max_candidates]:
+            found[frozenset().union(*(c for c in combo if c is not None))] = None
     for q in extra:
         found[frozenset(q)] = None
     found.pop(frozenset(), None)
-    return list(found), len(taken) > max_candidates
+    return list(found), cut
+
+
+#: Per-branch distances are combined only for nodes with at most this many branches (a
+#: chain has 2); past it the spheres stand for them and the node is listed as cut.
+MAX_BRANCHES = 4
 
 
 class _NodeInfluence:
@@ -187,13 +228,17 @@ class _NodeInfluence:
         self.prior = [dict.fromkeys(pairs, math.inf) for _ in cv.views]
         self.possible = [dict.fromkeys(self.states, True) for _ in cv.views]
         self.exact = [False] * len(cv.views)
+        #: regions searched, per view (views with one graph share the dict)
+        shared: dict = {}
+        self.memos = [shared if cv.same_graph else {} for _ in cv.views]
 
     def ratios(self, quilt: frozenset) -> list[Ratios] | str:
         """Every view's ratios for ``quilt`` (tightening the prior bound), or the reason
         (``"region"`` / ``"budget"``) why one could not be computed."""
         out = []
         for k, view in enumerate(self.cv.views):
-            r = local_ratios(view, self.node, quilt, self.states, **self.caps)
+            r = local_ratios(view, self.node, quilt, self.states, **self.caps,
+                             memo=self.memos[k])
             if isinstance(r, str):
                 return r
             out.append(r)
@@ -230,23 +275,24 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
     extra = [frozenset(cls.members[0].check_node(v) for v in q) for q in given]
     if any(node in q for q in extra):
         raise InvalidParameterError(f"a candidate quilt of node {node!r} contains the node")
-    quilts, cut = local_candidates(cv, node, max_region=cap,
-                                   max_candidates=settings["max_candidates"], extra=extra)
     total = sum(weight.values())
     trivial = PlanEntry(node=node, quilt=(), nearby=cv.nodes, remote=(), influence=0.0,
                         sigma=total / epsilon, trivial=True)
     counts: Counter = Counter()
     if not pairs:
-        return trivial, counts, cut
+        return trivial, counts, False
     if trivial.sigma <= enough:
         counts["enough"] += 1
-        return trivial, counts, cut
+        return trivial, counts, False
+    quilts, cut = local_candidates(cv, node, max_region=cap,
+                                   max_candidates=settings["max_candidates"], extra=extra)
     inf = _NodeInfluence(cv, node, pairs, {"max_region": cap,
                                            "max_cells": settings["max_cells"]})
-    inf.ratios(frozenset())   # the exact prior term, when X_i's own region fits
+    if cv.own_region(node) <= cap:
+        inf.ratios(frozenset())   # the exact prior term: X_i's own region fits
     kept = []
     best_sigma = trivial.sigma
-    for card, q, nearby in _by_card(cv, node, quilts, weight, cap, counts):
+    for card, q, nearby in _by_card(cv, node, quilts, weight, cap, counts, inf.memos):
         if card / epsilon >= best_sigma:
             break
         if best_sigma <= enough:
@@ -268,7 +314,7 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
 
 
 def _by_card(cv: ClassView, node: Hashable, quilts: list, weight: Counter, cap: int,
-             counts: Counter) -> Iterator[tuple[int, frozenset, tuple]]:
+             counts: Counter, memos: list[dict]) -> Iterator[tuple[int, frozenset, tuple]]:
     """(nearby count, quilt, nearby set) of the candidates by increasing count (ties: the
     smaller quilt table, then the quilt's names), each nearby set searched only when every
     candidate before it is known to be smaller (a lower bound of the count, from the
@@ -282,7 +328,7 @@ def _by_card(cv: ClassView, node: Hashable, quilts: list, weight: Counter, cap: 
         if done:
             yield card, quilts[k], nearby_of.pop(k)
             continue
-        nearby = nearby_set(cv, node, quilts[k], cap)
+        nearby = nearby_set(cv, node, quilts[k], cap, memos)
         if nearby is None:
             counts["region"] += 1
             continue
@@ -319,12 +365,11 @@ def _choose(cv: ClassView, node: Hashable, kept: list, inf: _NodeInfluence, epsi
             trivial: PlanEntry) -> PlanEntry:
     """The best of the evaluated candidates with the final (tightest) prior bounds."""
     best = trivial
-    universe = frozenset(cv.nodes)
     for card, q, nearby, rows in kept:
         e = inf.influence(rows)
         if e < epsilon and card / (epsilon - e) < best.sigma:
             quilt = tuple(sorted(q, key=cv.views[0].position.__getitem__))
             best = PlanEntry(node=node, quilt=quilt, nearby=nearby,
-                             remote=OtherNodes(cv.nodes, universe, frozenset(nearby + quilt)),
+                             remote=OtherNodes(cv.nodes, cv.universe, frozenset(nearby + quilt)),
                              influence=e, sigma=card / (epsilon - e), trivial=False)
     return best
