@@ -201,3 +201,23 @@ def test_evidence_names_max_region():
     assert any(k.startswith("max_region") for k in cal.evidence.trivial_reasons)
     with pytest.raises(pp.PufferfishError, match="full_plan"):
         pp.MarkovQuiltMechanism(epsilon=1.0, full_plan="yes")
+
+
+def test_entries_share_one_set_of_all_nodes():
+    # each entry's remote set once held its own frozenset of every node: 5 GB at 10,000
+    fw = _tiny(False, 2)
+    plan = pp.MarkovQuiltMechanism(epsilon=1.0, full_plan=True).calibrate(
+        fw, pp.Count("infected")).plan
+    remotes = [e.remote for e in plan if not e.trivial]
+    assert len(remotes) >= 2 and all(r.universe is remotes[0].universe for r in remotes)
+
+
+def test_a_hub_with_many_branches_is_listed_as_cut():
+    star = nx.star_graph(6)       # the hub 0 has 6 branches: spheres only
+    fw = Framework(pp.ScenarioClass([pp.scenarios.contagion(star, base=0.2, spread=0.3,
+                                                            directed=False)]))
+    cal = pp.MarkovQuiltMechanism(epsilon=1.0, full_plan=True).calibrate(
+        fw, pp.Count("infected"))
+    assert cal.evidence.cut_candidates == (0,)
+    assert lp.MAX_BRANCHES < 6
+    assert realised_epsilon(fw, pp.Count("infected"), cal.scale) <= 1.0 + 1e-9
