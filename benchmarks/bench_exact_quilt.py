@@ -17,7 +17,10 @@
    ``MarkovChainScenario.fit``, stationary start, one day; count of the most frequent non-idle
    activity) and the sticky class (4 chains, rows 0.9·I + 0.1·Dirichlet(1), k = 10, Count(0))
    at T = 1,440 and 10^6, ε = 1: CPU seconds (``time.process_time``) and peak RSS of
-   ExactQuilt, MQM and global exact (not at 10^6), each in its own process.
+   ExactQuilt, MQM and global exact (not at 10^6), each in its own process. Time-varying
+   rows (issue 22): the Ordóñez homes at 10-minute slots fitted hourly
+   (``fit(period=6, shrinkage=10)``) and the sticky class with 24 different hourly
+   matrices per chain at T = 144 and 1,440 (``hourly ...`` rows).
 
 Run: ``python benchmarks/bench_exact_quilt.py [--skip-long] [--long-length T] [--length T]
 [--chains N]``, or ``OMP_NUM_THREADS=1 python benchmarks/bench_exact_quilt.py --table
@@ -117,10 +120,42 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data-real"
 MECHANISMS = {"ExactQuilt": pp.ExactQuiltMechanism, "MQM": pp.MarkovQuiltMechanism,
               "exact": pp.ExactLaplaceMechanism}
 CASES = [("Ordonez A 10min", None), ("Ordonez B 10min", None), ("Ordonez A 1min", None),
-         ("Ordonez B 1min", None), ("sticky k=10", 1440), ("sticky k=10", 10**6)]
+         ("Ordonez B 1min", None), ("sticky k=10", 1440), ("sticky k=10", 10**6),
+         ("hourly Ordonez A 10min", None), ("hourly Ordonez B 10min", None),
+         ("hourly sticky k=10", 144), ("hourly sticky k=10", 1440)]
+
+
+def _hourly_sticky(length: int) -> tuple[pp.Framework, pp.Query]:
+    """The sticky class made time-varying: per chain 24 different hourly matrices
+    (0.9·I + 0.1·Dirichlet(1) rows), a day of ``length`` slots, a random start."""
+    rng = np.random.default_rng(0)
+    hour = np.arange(length - 1) * 24 // length
+    chains = [pp.MarkovChainScenario(
+        (0.9 * np.eye(10) + 0.1 * rng.dirichlet(np.ones(10), size=(24, 10)))[hour],
+        rng.dirichlet(np.ones(10)), length, name=f"s{j}") for j in range(4)]
+    return pp.Framework(pp.ScenarioClass(chains)), pp.Count(0)
+
+
+def _hourly_ordonez(home: str, data: Path) -> tuple[pp.Framework, pp.Query]:
+    """Ordóñez at 10-minute slots fitted with one matrix per hour (``period=6``,
+    ``shrinkage=10``), empirical start, one day; the count of
+    :func:`ordonez_day`."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wide = pp.sequences_from_events(pp.read_ordonez(data / f"Ordonez{home}_ADLs.txt",
+                                                        repair=True), slot="10min",
+                                        fill="Idle")
+    chain = pp.MarkovChainScenario.fit(wide, period=6, shrinkage=10,
+                                       name=f"Ordonez{home} hourly")
+    return pp.Framework(chain), ordonez_day(home, "10min", data)[1]
 
 
 def _case(name: str, length: int | None, data: Path) -> tuple[pp.Framework, pp.Query]:
+    if name.startswith("hourly sticky"):
+        return _hourly_sticky(length or 1440)
+    if name.startswith("hourly Ordonez"):
+        return _hourly_ordonez(name.split()[2], data)
     if name.startswith("sticky"):
         rng = np.random.default_rng(0)
         chains = [pp.MarkovChainScenario(0.9 * np.eye(10) + 0.1 * rng.dirichlet(np.ones(10),

@@ -304,6 +304,21 @@ def _varying_setup(framework: Any, chains: list, weights: np.ndarray, window: in
         for i, sig in zip(np.asarray(nodes)[order].tolist(), own[order].tolist(), strict=True):
             c = varying_class(chains, tables, i, window, float(sig))
             classes.append(c)
-            candidates.append(chain_candidates(c, window, length))
+            candidates.append(_balanced(chain_candidates(c, window, length)))
             laws.append(NodeQuiltLaws(bridges, pairs, i))
     return classes, candidates, laws
+
+
+def _balanced(keys: list[tuple]) -> list[tuple]:
+    """Time-varying classes: the two-sided keys with equal sides, or with the shorter side
+    at its longest (cut by a chain end), and every one-sided key (widest first, as given); a
+    choice of candidates for speed (each node searches its own), every bound stays proven.
+
+    >>> _balanced([("two", 4, 4), ("two", 4, 8), ("right", 3, 2), ("two", 2, 3)])
+    [('two', 4, 4), ('two', 4, 8), ('right', 3, 2)]
+    """
+    twos = [k for k in keys if k[0] == "two"]
+    top_a = max((k[1] for k in twos), default=0)
+    top_b = max((k[2] for k in twos), default=0)
+    return [k for k in keys if k[0] != "two" or k[1] == k[2]
+            or (k[1] == top_a and k[1] < k[2]) or (k[2] == top_b and k[2] < k[1])]
