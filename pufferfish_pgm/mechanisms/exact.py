@@ -220,6 +220,17 @@ class ExactLaplaceMechanism(Mechanism):
         steps.finish()
         return found
 
+    def calibrate_laws(self, framework: Framework, query: Query, laws: tuple, *,
+                       progress: Any = None) -> Calibration[ExactEvidence]:
+        """:meth:`calibrate` on laws already laid out, ``(names, groups, skipped)`` of
+        ``release_layout`` and ``build_groups`` (for mechanisms that hold them anyway, such
+        as optimal noise: the laws are not built twice)."""
+        steps = Ticker(as_progress(progress, "exact Laplace"))
+        names, groups, skipped = laws
+        found = self._stored(framework, query, names, groups, skipped, steps)
+        steps.finish()
+        return found
+
     def _stored(self, framework: Framework, query: Query, names: list, groups: list[Group],
                 skipped: tuple, steps: Ticker) -> Calibration[ExactEvidence]:
         """The calibration on the stored laws (see the module docstring)."""

@@ -261,9 +261,10 @@ class OptimalNoiseMechanism(Mechanism):
                                        executor)
         steps.tick()
         laplace = ExactLaplaceMechanism(epsilon=self.epsilon, max_grid=self.max_grid
-                                        ).calibrate(framework, query, executor=executor,
-                                                    progress=steps.part() if steps.active
-                                                    else None)
+                                        ).calibrate_laws(framework, query,
+                                                         (names, groups, skipped),
+                                                         progress=steps.part() if steps.active
+                                                         else None)
         steps.plan(ROUNDS_GUESS + 1)
         if not groups and shifts:
             raise InvalidParameterError(
@@ -326,8 +327,8 @@ class OptimalNoiseMechanism(Mechanism):
 
     def calibrate(self, framework: Framework, query: Query, *, executor: Any = None,
                   progress: Any = None) -> OptimalCalibration:
-        """Solve the LP, quantise, audit and tighten (see the module docstring); the laws,
-        the exact Laplace comparison and its audit run on ``executor`` if given.
+        """Solve the LP, quantise, audit and tighten (see the module docstring); the laws
+        are built on ``executor`` if given, once, and the exact Laplace comparison reads them.
         ``progress``: None, True (a bar on stderr) or a callable ``(done, total)``."""
         loss = _check_loss(self.loss)
         steps = Ticker(as_progress(progress, "optimal noise"), total=1)

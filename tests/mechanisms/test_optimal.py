@@ -498,3 +498,27 @@ def test_on_a_posterior_class_the_summary_states_the_weaker_promise() -> None:
         assert audit_integer_noise(Framework(member), Count(1), cal.noise).epsilon <= 1 + 1e-9
     plain = OptimalNoiseMechanism(epsilon=1.0).calibrate(Framework(cls[0]), Count(1))
     assert "drawn beliefs" not in plain.summary()
+
+
+def test_the_pair_laws_are_built_once(monkeypatch):
+    # the exact Laplace comparison reads the laws the LP is built from (before: it built them
+    # again, through ExactLaplaceMechanism.calibrate)
+    import pufferfish_pgm.mechanisms.exact as exact_module
+    import pufferfish_pgm.mechanisms.optimal as optimal_module
+
+    calls = []
+
+    def counting(build):
+        def wrapper(*args, **kwargs):
+            calls.append(build.__name__)
+            return build(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(optimal_module, "build_groups", counting(optimal_module.build_groups))
+    monkeypatch.setattr(exact_module, "build_groups", counting(exact_module.build_groups))
+    mc = pp.MarkovChainScenario([[0.8, 0.2], [0.3, 0.7]], "stationary", 6)
+    cal = OptimalNoiseMechanism(epsilon=1.0).calibrate(pp.Framework(mc), pp.Count(1))
+    assert len(calls) == 1
+    # the comparison is still the exact Laplace calibration of the same problem
+    alone = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(pp.Framework(mc), pp.Count(1))
+    assert cal.evidence.laplace_scale == pytest.approx(alone.scale, rel=1e-12)
