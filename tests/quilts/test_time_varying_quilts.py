@@ -129,3 +129,48 @@ def test_a_day_of_ten_minute_slots_plans_every_node() -> None:
     plan = plan_chain(Framework(mc), Count(1), 4.0)
     assert len(plan) == 144 and not plan.truncated.any()
     assert plan.sigma_max < 144 / 4.0           # quilts help somewhere
+
+
+# ------------------------------------------- exact quilt laws of time-varying chains
+
+
+def _path_law(steps: np.ndarray, first: int, last: int, start: int, weights: np.ndarray,
+              counted: range) -> np.ndarray:
+    """(k, k, C) by enumeration: P(Σ_{t in counted} w(X_t) = c, X_last = v | X_first = u)."""
+    k = steps.shape[-1]
+    out = np.zeros((k, k, len(counted) * int(weights.max()) + 1))
+    for u in range(k):
+        for path in itertools.product(range(k), repeat=last - first):
+            xs = (u, *path)                       # X_first .. X_last
+            p = math.prod(steps[first + j][xs[j], xs[j + 1]] for j in range(last - first))
+            c = sum(int(weights[xs[t - first]]) for t in counted)
+            out[u, xs[-1], c - start] += p
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_varying_bridges_match_enumeration(seed) -> None:
+    # L_{i,a}, R_{i,b}, H_i and the end table against the chain rule over the stack, with
+    # zeros in the steps (docs/exact-quilt.md, "Time-varying chains")
+    from pufferfish_pgm.quilts._quilt_varying import VaryingBridges
+    rng = np.random.default_rng(seed)
+    k, length = 3, 7
+    steps = random_steps(rng, k, length, zeros=True)
+    q0 = rng.dirichlet(np.ones(k))
+    weights = np.array([0, 2, 1])
+    br = VaryingBridges(MarkovChainScenario(steps, q0, length), weights)
+    with np.errstate(divide="ignore"):
+        for i, a in [(3, 1), (3, 3), (5, 4)]:
+            want = _path_law(steps, i - a, i, 0, weights, range(i - a + 1, i))
+            assert np.allclose(np.exp(br.left(i, a)), want, atol=1e-13)
+        for i, b in [(1, 1), (1, 4), (2, 4)]:
+            want = _path_law(steps, i, i + b, 0, weights, range(i + 1, i + b))
+            assert np.allclose(np.exp(br.right(i, b)), want, atol=1e-13)
+        for i in (0, 2, 4):     # H_i[s, c] = Σ_u q0[u] P(count of X_0..X_{i-1}, X_i = s | u)
+            law = _path_law(steps, 0, i, 0, weights, range(0, i)) if i else None
+            want = (np.einsum("u,usc->sc", q0, law) if i else q0[:, None])
+            assert np.allclose(np.exp(br.start(i)), want, atol=1e-13)
+        for d in (1, 3):        # end of node T-1-d: Σ_v P(count of X_{i+1}..X_{T-1} | X_i)
+            i = length - 1 - d
+            law = _path_law(steps, i, length - 1, 0, weights, range(i + 1, length))
+            assert np.allclose(np.exp(br.end(d)), law.sum(axis=1), atol=1e-13)
