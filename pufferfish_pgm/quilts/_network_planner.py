@@ -22,6 +22,11 @@ the plan's evidence), never computed; so is a quilt whose influence needs an inf
 larger than the memory budget (counted apart). The per-branch product is cut at
 ``max_candidates``. The empty quilt needs no inference, so every node always has a plan.
 
+:func:`plan_connected` plans by the local search of :mod:`._local_planner` (the same
+candidates taken from the node's neighbourhood, influences on each quilt's region);
+:func:`plan_node` is the whole-model planner it replaced, kept as the reference the tests
+compare it with where both run.
+
 Examples
 --------
 >>> from pufferfish_pgm.scenarios import BayesianNetworkScenario, default_model_path
