@@ -210,7 +210,7 @@ def local_candidates(cv: ClassView, node: Hashable, *, max_region: int, max_cand
             found[frozenset().union(*(c for c in combo if c is not None))] = None
     for q in extra:
         found[frozenset(q)] = None
-    found.pop(frozenset(), None)
+    found[frozenset()] = None     # influence 0: its nearby set is X_i's component
     return list(found), cut
 
 
@@ -302,12 +302,12 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
             counts["size"] += 1
             continue
         counts["evaluated"] += 1
-        rows = inf.ratios(q)
+        rows = inf.ratios(q) if q else None
         if isinstance(rows, str):
             counts[rows] += 1
             continue
         kept.append((card, q, nearby, rows))
-        e = inf.influence(rows)
+        e = inf.influence(rows) if rows is not None else 0.0
         if e < epsilon:
             best_sigma = min(best_sigma, card / (epsilon - e))
     return _choose(cv, node, kept, inf, epsilon, trivial), counts, cut
@@ -330,7 +330,7 @@ def _by_card(cv: ClassView, node: Hashable, quilts: list, weight: Counter, cap: 
             continue
         nearby = nearby_set(cv, node, quilts[k], cap, memos)
         if nearby is None:
-            counts["region"] += 1
+            counts["region"] += 1 if quilts[k] else 0    # ∅: a component past the cap
             continue
         nearby_of[k] = nearby
         heapq.heappush(heap, (sum(weight[v] for v in nearby), 1, _tie(cv, quilts[k]), k))
@@ -366,10 +366,10 @@ def _choose(cv: ClassView, node: Hashable, kept: list, inf: _NodeInfluence, epsi
     """The best of the evaluated candidates with the final (tightest) prior bounds."""
     best = trivial
     for card, q, nearby, rows in kept:
-        e = inf.influence(rows)
+        e = inf.influence(rows) if rows is not None else 0.0
         if e < epsilon and card / (epsilon - e) < best.sigma:
             quilt = tuple(sorted(q, key=cv.views[0].position.__getitem__))
             best = PlanEntry(node=node, quilt=quilt, nearby=nearby,
                              remote=OtherNodes(cv.nodes, cv.universe, frozenset(nearby + quilt)),
-                             influence=e, sigma=card / (epsilon - e), trivial=False)
+                             influence=e, sigma=card / (epsilon - e), trivial=not q)
     return best

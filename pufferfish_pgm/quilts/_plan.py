@@ -221,7 +221,7 @@ class ChainPlan(Sequence[PlanEntry]):
         return int(self.starts[np.argmax(self.run_sigma)]) if len(self) else None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class OtherNodes(Sequence):
     """The nodes of ``nodes`` (model order) that are not in ``kept``, listed only on demand.
 

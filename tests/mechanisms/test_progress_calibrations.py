@@ -15,7 +15,7 @@ from pufferfish_pgm.mechanisms._engine import MECHANISM_ORDER, mechanism
 
 pytestmark = pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
 
-LONG = {"ExactLaplace", "OptimalNoise", "ExactQuilt"}
+LONG = {"ExactLaplace", "OptimalNoise", "ExactQuilt", "MarkovQuilt"}
 
 
 def _chain(length: int = 30) -> pp.Framework:
