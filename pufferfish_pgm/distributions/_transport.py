@@ -162,7 +162,8 @@ def delta_star_rows(grid: np.ndarray, rows: np.ndarray, first: np.ndarray,
 
     (``004_*`` Example 1, and a law against itself.)
     """
-    support = [_support_cdf(grid, row) for row in rows]
+    used = np.union1d(first, second).tolist()   # other rows may hold no mass at all
+    support = {r: _support_cdf(grid, rows[r]) for r in used}
     return np.array([_delta_star(*support[a], *support[b])
                      for a, b in zip(first.tolist(), second.tolist(), strict=True)])
 

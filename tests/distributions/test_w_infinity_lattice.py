@@ -65,9 +65,12 @@ def test_delta_star_rows_equal_the_distribution_function(case) -> None:
 
     n, rows = case
     rows = rows - np.logaddexp.reduce(rows, axis=1, keepdims=True)   # laws, as the layout's
+    # a row no pair reads may be massless (an impossible secret's): the campaign found
+    # delta_star_rows indexing its empty support
+    rows = np.vstack([rows, np.full(n, -np.inf)])
     grid = np.cumsum(np.arange(1, n + 1) * 0.5)               # increasing, uneven
     first, second = np.array([0, 1, 2, 3, 0]), np.array([1, 2, 3, 0, 0])
     laws = [DiscreteDistribution.from_arrays(grid[row > -np.inf], np.exp(row[row > -np.inf]))
-            for row in rows]
+            for row in rows[:4]]
     want = [kantorovich_delta_star(laws[a], laws[b]) for a, b in zip(first, second, strict=True)]
     assert delta_star_rows(grid, rows, first, second).tolist() == want
