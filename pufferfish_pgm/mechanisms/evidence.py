@@ -66,7 +66,10 @@ class QuiltEvidence(Evidence):
     worst_node : hashable or None
         A secret node reaching σ_max (None when the plan is empty).
     trivial_nodes : int
-        Secret nodes left with the trivial quilt (quilt = ∅, every node nearby).
+        Secret nodes left with the trivial quilt (quilt = ∅, every node nearby). On networks
+        with ``full_plan=False`` (the default) this includes nodes whose search stopped
+        because another node already needs the trivial quilt's σ (the scale cannot change);
+        ``trivial_reasons`` counts those apart.
     planner : str
         ``"chain"`` (MQMExact), ``"network"`` (d-separation) or ``"approx"`` (MQMApprox).
     truncated_nodes : int
