@@ -75,8 +75,11 @@ def interaction_graph(scopes: Iterable[Sequence]) -> dict[Hashable, set]:
 def _greedy(graph: dict, candidates: Iterable, score: Callable[[dict, Any], tuple],
             stop: Callable[[tuple], bool] | None = None) -> list:
     """Eliminate ``candidates`` one by one, each time the one of least ``score`` (consumes
-    ``graph``). Only nodes within distance 2 of an eliminated node change score. When
-    ``stop`` holds for the least score, the order ends there (the rest is not eliminated)."""
+    ``graph``). ``score(graph, u)`` must depend only on ``u``'s neighbours and the links among
+    them (as table size and fill do): eliminating ``v`` then changes the scores of ``v``'s
+    neighbours and of the nodes adjacent to two or more of them (the new links join those
+    neighbours), no others. When ``stop`` holds for the least score, the order ends there
+    (the rest is not eliminated)."""
     rank = {v: i for i, v in enumerate(candidates)}      # ties: the first listed, as min()
     scores = {v: score(graph, v) for v in candidates}
     heap = [(s, rank[v], v) for v, s in scores.items()]   # stale entries are skipped
@@ -93,12 +96,25 @@ def _greedy(graph: dict, candidates: Iterable, score: Callable[[dict, Any], tupl
         for a in nb:
             graph[a].discard(v)
             graph[a].update(b for b in nb if b != a)
-        for u in set(nb).union(*(graph[a] for a in nb)):
+        for u in _rescored(graph, nb):
             if u in scores:
                 scores[u] = score(graph, u)
                 heapq.heappush(heap, (scores[u], rank[u], u))
         order.append(v)
     return order
+
+
+def _rescored(graph: dict, nb: list) -> set:
+    """The nodes whose neighbourhood or links among it changed when the nodes ``nb`` became
+    a clique: ``nb`` itself and every other node adjacent to two or more of them."""
+    inside = set(nb)
+    seen: set = set()
+    twice: set = set()
+    for a in nb:
+        for u in graph[a]:
+            if u not in inside:
+                (twice if u in seen else seen).add(u)
+    return inside | twice
 
 
 def _fill(graph: dict, v: Any) -> int:
