@@ -37,7 +37,7 @@ from ..distributions import as_distribution
 from ..distributions._engine import logsumexp
 from ..errors import InvalidParameterError, LimitExceededError
 from ..queries._engine import PackedWeights, fixed_start_variants, log_joint_engine, pack_queries
-from ..scenarios import Scenario
+from ..scenarios import MarkovChainScenario, Scenario
 from ..secrets import Framework, SecretPair, SkippedPair, check_possible
 from ._laplace_kernel import log_laplace_density
 
@@ -172,9 +172,17 @@ def _check_size(framework: Any, packed: PackedWeights, variants: int) -> None:
     groups' rows are held together through a calibration)."""
     secrets = len({s for p in framework.pairs for s in (p.first, p.second)})
     width = sum(int(w.max()) for w in packed.weights.values()) + 1
-    check_allocation(secrets * width * variants * 8,
-                     what=f"the exact laws of {secrets:,} secrets under {variants} scenario(s) "
-                          f"({width:,} values each)")
+    try:
+        check_allocation(secrets * width * variants * 8,
+                         what=f"the exact laws of {secrets:,} secrets under {variants} "
+                              f"scenario(s) ({width:,} values each)")
+    except LimitExceededError:
+        # a network whose count law no budget can hold says so first (a larger budget for
+        # the stored laws would only meet that refusal next); its capped order refuses fast
+        for scenario in framework.scenarios:
+            if not isinstance(scenario, MarkovChainScenario):
+                log_joint_engine(scenario, packed).log_joint({})
+        raise
 
 
 def build_groups(framework: Any, engine_queries: list, matrix: Any, shift: Any,

@@ -42,3 +42,16 @@ def test_ancestors_walk_equals_the_per_node_sets() -> None:
     up = Ancestors(parents)
     assert {v: up[v] for v in range(40)} == eager
     assert up.of([5, 30]) == eager[5] | eager[30]
+
+
+def test_an_infeasible_count_law_is_said_before_the_stored_laws_size(monkeypatch) -> None:
+    """Under a small budget the stored laws (2,000 secrets × 1,001 values × 2 scenarios,
+    32 MB) are over it too, but a larger budget would only meet the count-law refusal next:
+    that one is said (before: "a budget of 32MiB would fit ... memory_budget=")."""
+    monkeypatch.setenv("PUFFERFISH_PGM_MEMORY_BUDGET", "10MB")
+    graph = nx.barabasi_albert_graph(1000, 2, seed=1)
+    members = [pp.scenarios.contagion(graph, base=0.05, spread=s, directed=False,
+                                      name=f"spread {s}") for s in (0.2, 0.4)]
+    fw = pp.Framework(pp.ScenarioClass(members))
+    with pytest.raises(pp.LimitExceededError, match="exact count law over 1000 requisite"):
+        pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, pp.Count("infected"))
