@@ -184,35 +184,11 @@ def release_events(args: argparse.Namespace) -> dict:
     _check_period(args)
     if _theta(args) == "cohort":
         return _cohort(args)
-    for option in ("output", "progress"):
-        if getattr(args, option, None):
-            raise InvalidParameterError(f"--{option} goes with --theta cohort (one chain for "
-                                        "everyone, the log streamed)")
-    if getattr(args, "calibration", None):     # it was silently ignored
-        raise InvalidParameterError("--calibration is not read with --events: each user's chain "
-                                    "is fitted and calibrated from the log; drop it, or give a "
-                                    "chain with --theta cohort --model CHAIN.json")
+    _check_user_options(args)
     days, repaired = _days(args.events, args.slot, args.fill)
     rng = None if args.seed is None else np.random.SeedSequence(args.seed)
-    if args.unit == "window":
-        cals, cls, values, half = _release_logs(args, days, rng)
-        cal = max(cals.values(), key=lambda c: c.scale)
-        model = (f"one chain per user over the whole log (midnight transitions modelled): "
-                 f"{[m.name for m in cls]}; one calibration per log length: "
-                 + ", ".join(f"{t} slots: scale {c.scale:.6g}" for t, c in cals.items()))
-        total = (f"every window of a user's log is one coordinate of one release: ε = "
-                 f"{cal.epsilon:g} in all")
-    else:
-        cal, cls = _calibrate(args, days)
-        rel = cal.release(days.to_numpy(), rng)
-        values = np.atleast_2d(rel.value)
-        half = _half(rel)
-        model = (f"one {'time-of-day ' if args.period else ''}chain per user and day: "
-                 f"{[m.name for m in cls]}")
-        total = (f"assumed: days are independent under the model (each day is its own chain, so "
-                 f"an activity across midnight is cut there); then the days compose in parallel: "
-                 f"ε = {cal.epsilon:g} in all. --unit window models each user's log as one "
-                 "chain instead")
+    cal, cls, values, half, model, total = (_by_window if args.unit == "window"
+                                            else _by_day)(args, days, rng)
     coordinates = coordinate_names(cls, _query(args, cls, days))[:values.shape[1]]
     rows = [f"{user} {day:%Y-%m-%d}: " + " ".join(str(v) for v in row)
             for (user, day), row in zip(days.index, values, strict=True)]
@@ -229,6 +205,43 @@ def release_events(args: argparse.Namespace) -> dict:
         "days": [[str(u), f"{d:%Y-%m-%d}"] for u, d in days.index],
         "values": values.tolist(),
         "interval_95": [(values - half).tolist(), (values + half).tolist()]}}
+
+
+def _check_user_options(args: argparse.Namespace) -> None:
+    """Options of the cohort design refused with ``--theta user`` (never silently ignored)."""
+    for option in ("output", "progress"):
+        if getattr(args, option, None):
+            raise InvalidParameterError(f"--{option} goes with --theta cohort (one chain for "
+                                        "everyone, the log streamed)")
+    if getattr(args, "calibration", None):     # it was silently ignored
+        raise InvalidParameterError("--calibration is not read with --events: each user's chain "
+                                    "is fitted and calibrated from the log; drop it, or give a "
+                                    "chain with --theta cohort --model CHAIN.json")
+
+
+def _by_window(args: argparse.Namespace, days: Any, rng: Any) -> tuple:
+    """``--unit window``: calibration, class, values, half-width and the two summary lines."""
+    cals, cls, values, half = _release_logs(args, days, rng)
+    cal = max(cals.values(), key=lambda c: c.scale)
+    model = (f"one chain per user over the whole log (midnight transitions modelled): "
+             f"{[m.name for m in cls]}; one calibration per log length: "
+             + ", ".join(f"{t} slots: scale {c.scale:.6g}" for t, c in cals.items()))
+    total = (f"every window of a user's log is one coordinate of one release: ε = "
+             f"{cal.epsilon:g} in all")
+    return cal, cls, values, half, model, total
+
+
+def _by_day(args: argparse.Namespace, days: Any, rng: Any) -> tuple:
+    """``--unit day``: as :func:`_by_window`, one chain per user and day."""
+    cal, cls = _calibrate(args, days)
+    rel = cal.release(days.to_numpy(), rng)
+    kind = "time-of-day chain" if getattr(args, "period", None) else "chain"
+    model = f"one {kind} per user and day: {[m.name for m in cls]}"
+    total = (f"assumed: days are independent under the model (each day is its own chain, so "
+             f"an activity across midnight is cut there); then the days compose in parallel: "
+             f"ε = {cal.epsilon:g} in all. --unit window models each user's log as one "
+             "chain instead")
+    return cal, cls, np.atleast_2d(rel.value), _half(rel), model, total
 
 
 def _half(rel: Release) -> Any:
