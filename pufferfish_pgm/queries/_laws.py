@@ -45,7 +45,8 @@ from ..inference._engine import NetworkIndex, network_index, network_parts
 from ..scenarios import MarkovChainScenario, MarkovNetworkScenario, Scenario, as_class
 from ..scenarios._engine import FactorTables, NetworkTables
 from ._chain_count_law import MAX_CELLS, ChainCountTables
-from ._network_count_law import ComponentCountLaw, factor_log_joint, tables_log_joint
+from ._component_count_law import ComponentCountLaw
+from ._network_count_law import factor_log_joint, tables_log_joint
 from ._packed_weights import PackedWeights, pack_queries
 
 __all__ = ["CountPmf", "JointPmf", "fixed_start_variants", "joint_query_log_pmf",

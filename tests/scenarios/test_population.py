@@ -15,7 +15,8 @@ from pufferfish_pgm.inference._components import network_parts
 from pufferfish_pgm.inference._engine import network_index
 from pufferfish_pgm.privacy_loss._pair_rows import build_groups
 from pufferfish_pgm.queries import _laws
-from pufferfish_pgm.queries._network_count_law import ComponentCountLaw, tables_log_joint
+from pufferfish_pgm.queries._component_count_law import ComponentCountLaw
+from pufferfish_pgm.queries._network_count_law import tables_log_joint
 from pufferfish_pgm.scenarios._network_tables import validate_tables
 
 
