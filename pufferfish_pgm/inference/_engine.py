@@ -8,6 +8,7 @@ another stage imports one of this stage's private modules directly.
 
 from ._components import NetworkParts, component_signature, linked_parts, network_parts, sub_tables
 from ._elimination_order import Schedule, schedule
+from ._factor_models import connected_parts
 from ._network_engine import Ancestors, NetworkIndex, network_index
 
 __all__ = [
@@ -21,4 +22,5 @@ __all__ = [
     "sub_tables",
     "Schedule",
     "Ancestors",
+    "connected_parts",
 ]

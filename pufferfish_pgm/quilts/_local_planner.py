@@ -31,6 +31,7 @@ from collections.abc import Hashable, Iterator
 from typing import Any
 
 from ..errors import InvalidParameterError
+from ..inference._engine import connected_parts
 from ._influence import quilt_table_size
 from ._local_influence import LocalView, Ratios, local_ratios, region
 from ._plan import OtherNodes, PlanEntry
@@ -74,18 +75,7 @@ class ClassView:
 
 def _component_sizes(graph: dict) -> dict:
     """Each node's component size in ``graph`` (node -> neighbours)."""
-    size: dict = {}
-    for v in graph:
-        if v in size:
-            continue
-        seen, todo = {v}, [v]
-        while todo:
-            for u in graph[todo.pop()]:
-                if u not in seen:
-                    seen.add(u)
-                    todo.append(u)
-        size.update(dict.fromkeys(seen, len(seen)))
-    return size
+    return {v: len(part) for v, part in connected_parts(graph, tuple(graph)).items()}
 
 
 def class_view(cls: Any) -> ClassView:
