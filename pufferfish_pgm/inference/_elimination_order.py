@@ -30,6 +30,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._treewidth_bound import proven_peak
+
 __all__ = ["Schedule", "interaction_graph", "min_fill", "schedule"]
 
 #: A query whose peak under the model's order is below this many cells keeps that order.
@@ -51,12 +53,18 @@ class Schedule:
     complete : bool
         False when the search stopped at a table above its limit: ``order`` is then a
         prefix, and ``peak_cells`` a lower bound (the table ``culprit`` would build next).
+    treewidth : int or None
+        Set when no order was searched because a lower bound on the treewidth of the
+        interaction graph (:mod:`._treewidth_bound`) already proves that *every* order builds
+        a table above the limit: this bound, with ``order`` empty, ``culprit`` None,
+        ``complete`` False and ``peak_cells`` the cells such a table has at least.
     """
 
     order: tuple
     peak_cells: int
     culprit: Any
     complete: bool = True
+    treewidth: int | None = None
 
 
 def interaction_graph(scopes: Iterable[Sequence]) -> dict[Hashable, set]:
@@ -171,7 +179,10 @@ def schedule(scopes: Sequence[Sequence], *, keep: Iterable, dims: Mapping,
     the first step whose least new table has more than ``limit`` cells: the result is then
     incomplete (``complete`` False) and its ``peak_cells`` is that table, a lower bound of the
     peak of any completion of that order, found without the model's order and without
-    scoring the huge neighbourhoods beyond it (the refusal costs little).
+    scoring the huge neighbourhoods beyond it (the refusal costs little). Before that search,
+    a lower bound on the treewidth (:func:`._treewidth_bound.proven_peak`, near-linear time)
+    may already prove every order over ``limit``: the result then has ``treewidth`` set and no
+    order is searched.
 
     Examples
     --------
@@ -180,12 +191,19 @@ def schedule(scopes: Sequence[Sequence], *, keep: Iterable, dims: Mapping,
     >>> schedule(star, keep=[f"l{i}" for i in range(30)], dims=dims, rank={"h": 0},
     ...          limit=2**20).complete
     False
+    >>> k40 = [(a, b) for a in range(40) for b in range(a)]          # treewidth 39
+    >>> found = schedule(k40, keep=(), dims=dict.fromkeys(range(40), 2), rank={}, limit=2**20)
+    >>> found.treewidth, found.peak_cells, found.order
+    (39, 549755813888, ())
     """
     keep = set(keep)
     graph = interaction_graph(scopes)
     kept_cells = math.prod(dims[v] for v in keep if v in graph)
     free = [v for v in graph if v not in keep]
     first = None
+    proof = None if limit is None else proven_peak(graph, dims, limit)
+    if proof is not None:
+        return Schedule((), proof[1], None, complete=False, treewidth=proof[0])
     if limit is not None:
         names = {v: i for i, v in enumerate(sorted(free, key=str))}
         first = _own_order(graph, free, dims, names, (kept_cells, math.inf, None), limit)

@@ -201,13 +201,18 @@ def _schedule(states: dict, index: NetworkIndex, factors: list[tuple[tuple, int]
 def _lower_bound_refusal(found: Schedule, size: int,
                          budget: int | float | str | None) -> LimitExceededError:
     """The refusal of a stopped order search: its table is a proven lower bound (every
-    completion of the order builds it or a larger one), above the machine and the budget."""
+    completion of the order builds it or a larger one; with ``found.treewidth``, every
+    order does), above the machine and the budget."""
     need = found.peak_cells * 8 * _LIVE_TABLES
+    why = (f"its elimination order reaches node {found.culprit!r}, whose product"
+           if found.treewidth is None else
+           f"its factors' graph has treewidth at least {found.treewidth}, so every "
+           "elimination order builds a product that")
     return LimitExceededError(
         f"the exact count law over {size} requisite nodes needs at least "
         f"2^{math.log2(found.peak_cells):.3g} = {found.peak_cells:,} cells, "
-        f"{describe_bytes(need)} (its elimination order reaches node {found.culprit!r}, "
-        "whose product has that many cells before the count axis: a lower bound), more than "
+        f"{describe_bytes(need)} ({why} has that many cells before the count axis: a "
+        "lower bound), more than "
         f"this machine lets the process use ({describe_bytes(machine_memory())}) and more "
         f"than the memory budget ({describe_bytes(memory_budget(budget))}), so no budget "
         "makes it fit on this machine; use MarkovQuiltMechanism (local quilts), or split the "

@@ -25,7 +25,8 @@ def test_wide_contact_network_is_refused_from_a_lower_bound(directed: bool) -> N
     text = str(err.value)
     assert "a lower bound" in text and "no budget makes it fit on this machine" in text
     assert "memory_budget=" not in text and "MarkovQuiltMechanism" in text
-    assert "reaches node" in text
+    # the proof is the stopped order's culprit, or a treewidth bound (every order is over)
+    assert ("reaches node" in text) != ("treewidth at least" in text)
     assert all(network_index(m)._order is None for m in members)
 
 
