@@ -262,9 +262,9 @@ def _surely_possible_factors(mn: MarkovNetworkScenario, node: Any) -> np.ndarray
     ok = np.ones(len(mn.states_of(node)), dtype=bool)
     tables = mn.tables
     for j in tables.factors_of.get(node, ()):   # the factors over node only (O(n^2) before)
-        scope, values = tables.scopes[j], tables.values[j]
-        axis = scope.index(node)
-        ok &= np.moveaxis(values > 0, axis, 0).reshape(len(ok), -1).all(axis=1)
+        scope, positive = tables.scopes[j], tables.values[j] > 0
+        if not positive.all():    # (all positive: nothing to rule out, no axis moved)
+            ok &= np.moveaxis(positive, scope.index(node), 0).reshape(len(ok), -1).all(axis=1)
     return ok
 
 
