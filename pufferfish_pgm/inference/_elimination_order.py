@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,15 +81,33 @@ def interaction_graph(scopes: Iterable[Sequence]) -> dict[Hashable, set]:
 
 
 def _greedy(graph: dict, candidates: Iterable, score: Callable[[dict, Any], tuple],
-            stop: Callable[[tuple], bool] | None = None) -> list:
+            stop: Callable[[tuple], bool] | None = None,
+            cheap: Callable[[dict, Any], tuple[tuple, bool]] | None = None) -> list:
     """Eliminate ``candidates`` one by one, each time the one of least ``score`` (consumes
     ``graph``). ``score(graph, u)`` must depend only on ``u``'s neighbours and the links among
     them (as table size and fill do): eliminating ``v`` then changes the scores of ``v``'s
     neighbours and of the nodes adjacent to two or more of them (the new links join those
     neighbours), no others. When ``stop`` holds for the least score, the order ends there
-    (the rest is not eliminated)."""
+    (the rest is not eliminated).
+
+    ``cheap(graph, u)`` gives ``(key, exact)``: ``key`` is at most ``score(graph, u)`` (equal
+    when ``exact``). A node is queued by its cheap key and scored only when that key comes
+    first; its score is then queued in its place. The least queued key is then always the
+    least score (every other key is at most its node's score), so the order is the one of
+    ``score`` alone, for fewer calls of it (a min-cells search fills in the fill of the
+    nodes of least cells only).
+    """
     rank = {v: i for i, v in enumerate(candidates)}      # ties: the first listed, as min()
-    scores = {v: score(graph, v) for v in candidates}
+    rough: set = set()                                   # queued by a cheap key, not scored
+
+    def key(u: Any) -> tuple:
+        if cheap is None:
+            return score(graph, u)
+        k, exact = cheap(graph, u)
+        (rough.discard if exact else rough.add)(u)
+        return k
+
+    scores = {v: key(v) for v in rank}
     heap = [(s, rank[v], v) for v, s in scores.items()]   # stale entries are skipped
     heapq.heapify(heap)
     order = []
@@ -97,19 +115,31 @@ def _greedy(graph: dict, candidates: Iterable, score: Callable[[dict, Any], tupl
         s, _, v = heapq.heappop(heap)
         if scores.get(v) != s:
             continue
+        if v in rough:
+            rough.discard(v)
+            scores[v] = score(graph, v)
+            heapq.heappush(heap, (scores[v], rank[v], v))
+            continue
         if stop is not None and stop(s):
             break
-        nb = list(graph.pop(v))
-        del scores[v]
-        for a in nb:
-            graph[a].discard(v)
-            graph[a].update(b for b in nb if b != a)
-        for u in _rescored(graph, nb):
-            if u in scores:
-                scores[u] = score(graph, u)
-                heapq.heappush(heap, (scores[u], rank[u], u))
+        _eliminate(graph, v, scores, heap, rank, key)
         order.append(v)
     return order
+
+
+def _eliminate(graph: dict, v: Any, scores: dict, heap: list, rank: dict,
+               key: Callable[[Any], tuple]) -> None:
+    """Eliminate ``v`` from ``graph`` (its neighbours become a clique) and queue the new
+    keys of the nodes whose score may have changed."""
+    nb = list(graph.pop(v))
+    del scores[v]
+    for a in nb:
+        graph[a].discard(v)
+        graph[a].update(b for b in nb if b != a)
+    for u in _rescored(graph, nb):
+        if u in scores:
+            scores[u] = key(u)
+            heapq.heappush(heap, (scores[u], rank[u], u))
 
 
 def _rescored(graph: dict, nb: list) -> set:
@@ -240,19 +270,47 @@ def _cells_upto(nodes: Iterable, dims: Mapping, cap: float) -> float:
     return cells
 
 
+def _cells_counter(dims: Mapping, nodes: Iterable,
+                   cap: float) -> Callable[[Collection], float]:
+    """:func:`_cells_upto` for ``dims`` and ``cap``; when the nodes all have ``d >= 2`` states,
+    from the number of neighbours alone (``d^n``, or ``cap + 1`` past the cap).
+
+    Examples
+    --------
+    >>> count = _cells_counter(dict.fromkeys("abc", 2), "abc", 5)
+    >>> count("ab"), count("abc")                         # 4, then 8 > 5: the cap + 1
+    (4, 6)
+    """
+    sizes = {dims[v] for v in nodes}
+    d = sizes.pop() if len(sizes) == 1 else 0
+    if d < 2:
+        return lambda nb: _cells_upto(nb, dims, cap)
+    powers = [1]                          # d^n while at most the cap
+    while cap < math.inf and powers[-1] * d <= cap:
+        powers.append(powers[-1] * d)
+    if cap == math.inf:
+        return lambda nb: d ** len(nb)
+    return lambda nb: powers[len(nb)] if len(nb) < len(powers) else cap + 1
+
+
 def _own_order(graph: dict, order: list, dims: Mapping, rank: Mapping, model: tuple,
                limit: int | None) -> Schedule:
     """The greedy order of :func:`schedule` (``model``: kept cells, peak and culprit of the
     model's order), or the model's order when it does no better."""
     kept_cells, peak, culprit = model
     cap = math.inf if limit is None else limit
+    cells_of = _cells_counter(dims, graph, cap)
 
     def score(g: dict, v: Any) -> tuple:
-        cells = _cells_upto(g[v], dims, cap)
+        cells = cells_of(g[v])
         return cells, (_fill(g, v) if cells <= cap else 0), rank[v]
 
+    def cheap(g: dict, v: Any) -> tuple[tuple, bool]:    # fill >= 0: a lower bound
+        cells = cells_of(g[v])
+        return (cells, 0, rank[v]), cells > cap
+
     own = _greedy({v: set(n) for v, n in graph.items()}, order, score,
-                  None if limit is None else (lambda s: s[0] > cap))
+                  None if limit is None else (lambda s: s[0] > cap), cheap)
     if len(own) < len(order):
         work = {v: set(n) for v, n in graph.items()}
         _peak(work, own, dims, kept_cells)
