@@ -40,8 +40,8 @@ def treewidth_lower_bound(graph: Mapping[Hashable, Iterable[Hashable]],
 
     With ``enough``, the search stops as soon as the bound reaches it (the bound returned is
     then at least ``enough``), or once fewer than ``enough + 1`` nodes are left (it cannot
-    reach it any more). A step costs O(d²) for the least degree ``d`` it notes, below
-    ``enough`` until the end: O(n · enough² + edges) in all, whatever the largest degree.
+    reach it any more). A contraction costs O(d²) for the least degree ``d`` it notes, below
+    ``enough``: O(n · enough² + edges) in all, whatever the largest degree.
 
     Examples
     --------
@@ -62,6 +62,8 @@ def treewidth_lower_bound(graph: Mapping[Hashable, Iterable[Hashable]],
         if gone[v] or len(adj[v]) != degree:
             continue                          # a stale entry: v was updated or removed
         bound = max(bound, degree)
+        if bound >= target:
+            break                             # (no contraction at that degree)
         gone[v], left = True, left - 1
         for a in _contract(adj, v):
             heapq.heappush(heap, (len(adj[a]), a))
