@@ -43,8 +43,8 @@ from .._tolerances import LOG_RANGE
 from ..distributions._engine import log_convolve, log_matmul
 from ..errors import InvalidParameterError
 
-__all__ = ["ChainSteps", "STRETCH", "backward", "batch_convolve", "convolve", "count_lift",
-           "fits_linear", "forward", "shift_rows", "step", "tilt_lift"]
+__all__ = ["ChainSteps", "CountLift", "STRETCH", "backward", "batch_convolve", "convolve",
+           "count_lift", "fits_linear", "forward", "shift_rows", "step", "tilt_lift"]
 
 #: Largest log range (nats) of a factor convolved in linear space (two multiply to >= e^-700).
 STRETCH = LOG_RANGE
@@ -91,11 +91,12 @@ class ChainSteps:
                 f"step), got {len(self._m)}")
 
 
-def step(table: np.ndarray, p: np.ndarray, log_p_min: float, forward: bool = True
-         ) -> np.ndarray:
+def step(table: np.ndarray, p: np.ndarray, log_p_min: float, forward: bool = True,
+         scratch: np.ndarray | None = None) -> np.ndarray:
     """One step of the chain on log rows ``table[..., s, c]``: ``log Σ_s p[s, s'] e^{table}``
     going forward, ``log Σ_{s'} p[s, s'] e^{table[s', c]}`` going backward; relative precision
-    (see the module docstring). ``p`` may carry leading chain axes matching ``table``'s.
+    (see the module docstring). ``p`` may carry leading chain axes matching ``table``'s. With
+    ``scratch`` (table's shape, separate memory) the result overwrites ``table``.
 
     Examples
     --------
@@ -106,12 +107,18 @@ def step(table: np.ndarray, p: np.ndarray, log_p_min: float, forward: bool = Tru
     >>> bool(np.allclose(step(t, p, np.log(1e-300)), ref))
     True
     """
-    return log_matmul(table, p if forward else np.swapaxes(p, -1, -2), log_p_min)
+    return log_matmul(table, p if forward else np.swapaxes(p, -1, -2), log_p_min, scratch)
 
 
-def shift_rows(table: np.ndarray, shifts: np.ndarray, width: int) -> np.ndarray:
+def shift_rows(table: np.ndarray, shifts: np.ndarray, width: int,
+               out: np.ndarray | None = None) -> np.ndarray:
     """Row ``s`` of ``table`` (..., k, n) moved right by ``shifts[s]``, cut or padded to
-    ``width`` (leading axes, e.g. a bridge's start state, move along).
+    ``width`` (leading axes, e.g. a bridge's start state, move along); written into ``out``
+    (shape (..., k, width), sharing no memory with ``table``) when given.
+
+    Every row is copied unmoved at once, then each moving state's row is moved by one
+    strided copy (a loop over the states of nonzero weight: one copy each, without the
+    gathered temporary a boolean row index would make).
 
     Examples
     --------
@@ -119,20 +126,45 @@ def shift_rows(table: np.ndarray, shifts: np.ndarray, width: int) -> np.ndarray:
     [[0.0, 1.0, -inf], [-inf, 2.0, 3.0]]
     """
     n = table.shape[-1]
-    out = np.full(table.shape[:-1] + (width,), -np.inf)
+    if out is None:
+        out = np.empty(table.shape[:-1] + (width,))
+    stop = min(n, width)
+    out[..., :stop] = table[..., :stop]
+    out[..., stop:] = -np.inf
     shifts = np.asarray(shifts, dtype=np.int64)
-    for d in np.unique(shifts).tolist():        # few distinct weights: one copy each
-        if d < width:
-            rows = shifts == d
-            stop = min(width, d + n)
-            out[..., rows, d:stop] = table[..., rows, :stop - d]
+    for s in np.flatnonzero(shifts).tolist():
+        d = min(int(shifts[s]), width)
+        m = max(min(width - d, n), 0)
+        out[..., s, :d] = -np.inf
+        out[..., s, d:d + m] = table[..., s, :m]
     return out
 
 
-def count_lift(weights: np.ndarray) -> Lift:
-    """The lift along a count axis: each state's row moves right by its weight at step t."""
-    w = np.asarray(weights, dtype=np.int64)
-    return lambda table, t: shift_rows(table, w[t], table.shape[-1] + int(w[t].max()))
+class CountLift:
+    """The lift along a count axis: each state's row moves right by its weight at step t
+    (``weights`` of shape (T, k)); ``out`` as in :func:`shift_rows`.
+
+    Examples
+    --------
+    >>> lift = count_lift(np.array([[0, 1], [1, 0]]))
+    >>> lift(np.zeros((2, 1)), 1).tolist()
+    [[-inf, 0.0], [0.0, -inf]]
+    """
+
+    def __init__(self, weights: np.ndarray) -> None:
+        self.weights = np.asarray(weights, dtype=np.int64)
+
+    def width(self, table: np.ndarray, t: int) -> int:
+        """The width of ``table`` lifted at step ``t``."""
+        return table.shape[-1] + int(self.weights[t].max())
+
+    def __call__(self, table: np.ndarray, t: int, out: np.ndarray | None = None) -> np.ndarray:
+        return shift_rows(table, self.weights[t], self.width(table, t), out)
+
+
+def count_lift(weights: np.ndarray) -> CountLift:
+    """The lift along a count axis (:class:`CountLift`)."""
+    return CountLift(weights)
 
 
 def tilt_lift(weights: np.ndarray, gammas: np.ndarray) -> Lift:
@@ -143,12 +175,60 @@ def tilt_lift(weights: np.ndarray, gammas: np.ndarray) -> Lift:
     return lambda table, t: table + w[..., t, :, None] * g
 
 
+class _Buffers:
+    """Two row buffers a count traversal alternates between (``reuse=True``): each step
+    overwrites the current table in place and lifts it into the other buffer, so a
+    traversal allocates its rows a few times (as they outgrow the buffers) instead of a few
+    arrays per step."""
+
+    def __init__(self) -> None:
+        self._pool: list[np.ndarray] = []
+
+    def other(self, table: np.ndarray, shape: tuple) -> np.ndarray:
+        """A view of ``shape`` in a buffer that ``table`` does not occupy."""
+        occupied = [b for b in self._pool if b is table.base or b is table]
+        for buf in self._pool:
+            if (buf.shape[:-1] == shape[:-1] and buf.shape[-1] >= shape[-1]
+                    and not any(buf is o for o in occupied)):
+                return buf[..., :shape[-1]]
+        buf = np.empty(shape[:-1] + (shape[-1] + shape[-1] // 4 + 8,))
+        self._pool = [*occupied, buf]
+        return buf[..., :shape[-1]]
+
+
+def _advance(table: np.ndarray, lift: Lift, steps: ChainSteps, t: int, forward_step: bool,
+             pool: _Buffers | None) -> np.ndarray:
+    """One step and one lift (forward: step then lift at ``t``; backward: lift at ``t + 1``
+    then step), in the pool's buffers when there is one (its lift is a :class:`CountLift`)."""
+    p = steps.matrix(t - 1 if forward_step else t)
+    if pool is None or not isinstance(lift, CountLift):
+        if forward_step:
+            return lift(step(table, p, steps.log_min), t)
+        return step(lift(table, t + 1), p, steps.log_min, forward=False)
+    if forward_step:
+        table = step(table, p, steps.log_min, scratch=pool.other(table, table.shape))
+        return lift(table, t, out=pool.other(table, table.shape[:-1] + (lift.width(table, t),)))
+    moved = lift(table, t + 1, out=pool.other(table, table.shape[:-1]
+                                              + (lift.width(table, t + 1),)))
+    return step(moved, p, steps.log_min, forward=False, scratch=pool.other(moved, moved.shape))
+
+
+def _pool(lift: Lift, reuse: bool) -> _Buffers | None:
+    if reuse and not isinstance(lift, CountLift):
+        raise TypeError("reuse=True runs a count traversal: the lift must be a CountLift")
+    return _Buffers() if reuse else None
+
+
 def forward(steps: ChainSteps, log_q0: np.ndarray, lift: Lift, length: int,
-            trim: Trim | None = None, tilt: int = 0) -> Iterator[tuple[int, int, np.ndarray]]:
+            trim: Trim | None = None, tilt: int = 0, reuse: bool = False
+            ) -> Iterator[tuple[int, int, np.ndarray]]:
     """``(t, offset, α_t)`` for t = 0..T-1: ``α_t[..., s, c] = log P(X_t = s, lifted sum up
     to t = offset + c)`` (count axis), or the tilted ``log E[e^{γ Σ_{u<=t} w}; X_t = s]``
-    (``tilt`` = the number of γ; then the offset stays 0). ``length`` is T."""
+    (``tilt`` = the number of γ; then the offset stays 0). ``length`` is T. With ``reuse``
+    (a :class:`CountLift` only) the rows live in two buffers the traversal overwrites: each
+    yielded table is valid until the next one is asked for (copy what you keep)."""
     steps.check_length(length)
+    pool = _pool(lift, reuse)
     start = np.asarray(log_q0, dtype=float)[..., None]
     table = lift(np.repeat(start, tilt, axis=-1) if tilt else start, 0)
     offset = 0
@@ -156,22 +236,25 @@ def forward(steps: ChainSteps, log_q0: np.ndarray, lift: Lift, length: int,
         offset, table = trim(0, offset, table)
     yield 0, offset, table
     for t in range(1, length):
-        table = lift(step(table, steps.matrix(t - 1), steps.log_min), t)
+        table = _advance(table, lift, steps, t, True, pool)
         if trim is not None:
             offset, table = trim(t, offset, table)
         yield t, offset, table
 
 
 def backward(steps: ChainSteps, shape: tuple, lift: Lift, length: int,
-             trim: Trim | None = None) -> Iterator[tuple[int, int, np.ndarray]]:
+             trim: Trim | None = None, reuse: bool = False
+             ) -> Iterator[tuple[int, int, np.ndarray]]:
     """``(t, offset, β_t)`` for t = T-1 down to 0: ``β_t[..., s, c] = log P(lifted sum over
     u > t = offset + c | X_t = s)`` (or its tilted generating function); ``shape`` is that of
-    ``β_{T-1}``, all zeros (one count column, or one column per γ)."""
+    ``β_{T-1}``, all zeros (one count column, or one column per γ). ``reuse`` as in
+    :func:`forward`."""
     steps.check_length(length)
+    pool = _pool(lift, reuse)
     table, offset = np.zeros(shape), 0
     yield length - 1, offset, table
     for t in range(length - 2, -1, -1):
-        table = step(lift(table, t + 1), steps.matrix(t), steps.log_min, forward=False)
+        table = _advance(table, lift, steps, t, False, pool)
         if trim is not None:
             offset, table = trim(t, offset, table)
         yield t, offset, table

@@ -179,8 +179,8 @@ def _forward(steps: ChainSteps, log_q0: np.ndarray, weights: np.ndarray, scale: 
     out: list[tuple[int, np.ndarray]] = []
     held, last = 0, max(keep, default=-1)
     for t, offset, rows in forward(steps, log_q0, count_lift(weights), len(weights),
-                                   _trimmer(scale, log_delta)):
-        rows = rows if t in keep else np.empty((rows.shape[0], 0))   # a view would keep it
+                                   _trimmer(scale, log_delta), reuse=True):
+        rows = rows.copy() if t in keep else np.empty((rows.shape[0], 0))   # buffers reused
         out.append((offset, rows))
         held += rows.nbytes
         if held > limit:
@@ -239,7 +239,7 @@ def stream_node_laws(transition: np.ndarray, initial: np.ndarray, weights: np.nd
             shared += rows_f
     first = min(wanted, default=len(weights))
     for t, b_offset, beta in backward(steps, (len(log_q0), 1), count_lift(weights),
-                                      len(weights), _trimmer(scale, log_delta)):
+                                      len(weights), _trimmer(scale, log_delta), reuse=True):
         if t in wanted:
             f_offset, alpha = rows_f[t]
             if not keep:
