@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._budget import check_allocation
+from .._budget import check_allocation, memory_budget
 from ..queries._engine import ChainSteps, backward, forward, tilt_lift
 
 __all__ = ["MgfTask", "failing_scale", "limit_losses", "node_limit_losses"]
@@ -47,7 +47,10 @@ MARGIN = 1e-9
 ROUNDING = 4.0 * 2.0 ** -52
 #: Points per refinement round of the scale grid, and rounds after the octave grid.
 POINTS, ROUNDS = 32, 3
-#: Bytes of generating-function tables held at once (more γ run in several passes).
+#: Least bytes of generating-function tables held at once (more γ run in several passes);
+#: up to an eighth of the memory budget is used when that is larger (a pass costs the same
+#: per step for 2 or 65 points: at T = 43,200, 32 MB held one point per pass, and the bracket
+#: made about 220 passes).
 TABLE_BYTES = 1 << 25
 #: Octaves of the first grid evaluated per pass (the first failing one is looked for).
 OCTAVE_BLOCK = 16
@@ -94,13 +97,14 @@ def _gaps_by_task(tasks: Sequence[MgfTask], gammas: np.ndarray,
     """Per task, ``|log M_a(γ) - log M_b(γ)|`` per pair and γ less the rounding allowance
     (0 for an impossible secret), or with ``largest`` only its maximum over the pairs per γ;
     tasks of one length and size run together, in chunks of γ whose tables fit
-    ``TABLE_BYTES``."""
+    ``TABLE_BYTES`` or an eighth of the memory budget, whichever is larger."""
     out: list = [None] * len(tasks)
     batches: dict[tuple, list[int]] = {}
     for i, task in enumerate(tasks):     # one matrix or one per step: separate batches
         batches.setdefault((*np.shape(task.weights), np.ndim(task.transition)), []).append(i)
     for (length, k, _), members in batches.items():
-        chunk = max(1, TABLE_BYTES // (8 * length * len(members) * k) - 1)
+        held = max(TABLE_BYTES, memory_budget() // 8)
+        chunk = max(1, held // (8 * length * len(members) * k) - 1)
         parts: list[list[np.ndarray]] = [[] for _ in members]
         for lo in range(0, gammas.size, chunk):
             g = np.concatenate(([0.0], gammas[lo:lo + chunk]))

@@ -81,6 +81,25 @@ def test_the_octave_blocks_find_the_full_grid_s_failing_scale(seed, k, length, u
     assert blocked == full
 
 
+def test_the_bracket_holds_an_eighth_of_the_budget_in_one_pass(monkeypatch):
+    # At T = 43,200 (k = 10, 4 chains) the fixed 32 MB of tables held one point per pass:
+    # about 220 passes. Here TABLE_BYTES is shrunk to one point per pass on a short chain;
+    # with a 1 GB budget each round's 2 x 32 points (+ γ = 0) fit one pass: the octave block
+    # and the three rounds are 4 passes, and the failing scale is the one of many passes.
+    tasks = _tasks(np.random.default_rng(3), 3, 200)
+    calls = []
+    log_mgf = bracket._log_mgf
+    monkeypatch.setattr(bracket, "_log_mgf", lambda t, g: calls.append(g.size) or log_mgf(t, g))
+    monkeypatch.setattr(bracket, "TABLE_BYTES", 8 * 200 * len(tasks) * 3 * 2)
+    monkeypatch.setenv("PUFFERFISH_PGM_MEMORY_BUDGET", "100 kB")     # an eighth < 32 MB
+    many = bracket.failing_scale(tasks, 1.0, 60.0)
+    assert len(calls) > 60 and max(calls) == 2
+    calls.clear()
+    monkeypatch.setenv("PUFFERFISH_PGM_MEMORY_BUDGET", "1 GB")
+    assert bracket.failing_scale(tasks, 1.0, 60.0) == many
+    assert len(calls) == 4
+
+
 def test_the_first_octave_block_is_all_a_near_bracket_evaluates(monkeypatch):
     sizes = []
     fails = bracket._fails
