@@ -1,179 +1,34 @@
 """The numpy variable-elimination engine for networks, with bounded memory (internal).
 
 The elimination order (min-fill on the moral graph) and the ancestor sets are computed once per
-model and kept in its :class:`NetworkIndex`; each query drops barren nodes (those that are not
-ancestors of a target or of the evidence), slices the evidence out of the tables and
-eliminates the rest. A Markov network's factors are eliminated the same way (its factor
-tables instead of CPTs, :mod:`._factor_models`; no barren nodes, but the factors the evidence
-separates from the targets are dropped), giving its joint up to the partition function.
-Before a query shape is compiled its largest table is computed from the graph
+model and kept in its :class:`NetworkIndex` (:mod:`._network_index`); each query drops barren
+nodes (those that are not ancestors of a target or of the evidence), slices the evidence out of
+the tables and eliminates the rest. A Markov network's factors are eliminated the same way (its
+factor tables instead of CPTs, :mod:`._factor_models`; no barren nodes, but the factors the
+evidence separates from the targets are dropped), giving its joint up to the partition
+function. Before a query shape is compiled its largest table is computed from the graph
 (:mod:`._elimination_order`): above the memory budget the query is refused with
 :class:`~pufferfish_pgm.errors.LimitExceededError`; a large one gets an order of its own.
-
-The index of a network is kept per scenario *object* in a weak-keyed table
-(:func:`network_index`): the frozen scenario holds no cache, an index lives exactly as long as
-its scenario. The evidence-free tables it caches are shared between query shapes and never
-exceed one memory budget in all: past it the cache starts afresh.
 """
 
 from __future__ import annotations
 
 import math
-import weakref
-from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Hashable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._budget import check_allocation, memory_budget
 from ..scenarios import MarkovNetworkScenario
-from ._elimination_order import Schedule, min_fill, schedule
-from ._factor_models import Ancestors, Model, connected_parts, factor_tables, requisite_factors
+from ._elimination_order import Schedule, schedule
+from ._factor_models import Ancestors, Model, factor_tables, requisite_factors
+from ._network_index import NetworkIndex, _Plan, _Step, network_index
 
 __all__ = ["NetworkIndex", "network_index", "network_joint"]
 
-#: An einsum operand list: (slot of an array, its axis ids).
-_Operands = list[tuple[int, list[int]]]
 #: Bytes per table cell (float64).
 CELL_BYTES = 8
-
-
-class _Step(NamedTuple):
-    """One einsum of a plan that depends on the evidence values."""
-
-    slot: int
-    inputs: _Operands
-    output: list[int]
-    path: list | bool
-
-
-class _Plan(NamedTuple):
-    """A compiled query shape (see :func:`_plan`)."""
-
-    arrays: list[np.ndarray | None]   # evidence-free tables and results; None: filled per query
-    sliced: list[tuple[int, Hashable, tuple]]   # (slot, node, axes) of CPTs touching evidence
-    steps: list[_Step]
-    final: _Operands
-    partial: bool
-    schedule: Schedule
-
-
-#: Evidence-free einsum result shared between plans: (memo id, table, its axes).
-_Static = tuple[int, np.ndarray, tuple]
-
-
-@dataclass(eq=False)
-class NetworkIndex:
-    """What the elimination engine derives from one network, computed once per model.
-
-    Built by :func:`network_index` on first use and written only by this stage; other
-    stages may read it (the count-law engine of :mod:`pufferfish_pgm.queries` uses
-    ``order`` and ``ancestors``). It holds no reference to its scenario, so the weak-keyed
-    table that maps scenarios to indices lets both go together.
-
-    Attributes
-    ----------
-    moral : dict
-        The moral graph (node -> neighbours).
-    order : dict
-        Rank of each node in a min-fill elimination order of the moral graph, computed on
-        first use (a property: on a network of thousands of nodes it costs seconds, which a
-        query refused from its own capped order never pays).
-    ancestors : dict
-        Each node's ancestors, itself included (Markov network: its connected component,
-        every node whose factors can matter).
-    children : dict
-        Each node's children, in model order (Markov network: its neighbours).
-    families, tables : dict
-        The scope and the table of each factor (:func:`factor_tables`), read once.
-    plans, marginals, static
-        Compiled query shapes by (targets, evidence nodes); single-node marginals (for
-        the zero-probability check); evidence-free intermediate tables shared between
-        plans (see :func:`_plan`).
-    static_bytes, next_id
-        Bytes held by ``static``; the next memo id (never reused, so a memo key made before
-        the cache was emptied cannot name a newer table).
-    """
-
-    moral: dict[Hashable, set]
-    ancestors: Mapping[Hashable, frozenset]
-    children: dict[Hashable, tuple]
-    families: dict[Hashable, tuple] = field(default_factory=dict)
-    tables: dict[Hashable, np.ndarray] = field(default_factory=dict)
-    plans: dict[tuple[tuple, tuple], _Plan] = field(default_factory=dict)
-    marginals: dict[Hashable, np.ndarray] = field(default_factory=dict)
-    static: dict[tuple, _Static] = field(default_factory=dict)
-    static_bytes: int = 0
-    next_id: int = 0
-    _order: dict[Hashable, int] | None = None
-
-    @property
-    def order(self) -> dict[Hashable, int]:
-        """Rank of each node in the min-fill order of ``moral`` (computed once)."""
-        if self._order is None:
-            ranks = min_fill({v: set(n) for v, n in self.moral.items()})
-            self._order = {v: r for r, v in enumerate(ranks)}
-        return self._order
-
-    def remember(self, key: tuple, table: np.ndarray, axes: tuple,
-                 budget: int | None) -> _Static:
-        """Cache an evidence-free table (emptying the cache first if it would pass ``budget``
-        bytes); ``budget`` None: a table the model owns (a CPT), not counted."""
-        size = 0 if budget is None else table.nbytes
-        if budget is not None and self.static_bytes + size > budget:
-            self.static.clear()
-            self.plans.clear()
-            self.static_bytes = 0
-        entry = self.static[key] = (self.next_id, table, axes)
-        self.next_id += 1
-        self.static_bytes += size
-        return entry
-
-
-_NETWORK_INDEX: weakref.WeakKeyDictionary[Model, NetworkIndex] = (
-    weakref.WeakKeyDictionary())
-
-
-def network_index(bn: Model) -> NetworkIndex:
-    """The :class:`NetworkIndex` of ``bn`` (built on the first call for this object).
-
-    Examples
-    --------
-    >>> from pufferfish_pgm.scenarios import BayesianNetworkScenario, default_model_path
-    >>> asia = BayesianNetworkScenario.from_file(default_model_path("asia.bif"))
-    >>> index = network_index(asia)
-    >>> network_index(asia) is index, sorted(index.ancestors["either"])
-    (True, ['asia', 'either', 'lung', 'smoke', 'tub'])
-    """
-    index = _NETWORK_INDEX.get(bn)
-    if index is None:
-        index = _build_index(bn)
-        _NETWORK_INDEX[bn] = index
-    return index
-
-
-def _build_index(bn: Model) -> NetworkIndex:
-    families, tables = factor_tables(bn)
-    moral: dict[Hashable, set] = {v: set() for v in bn.nodes}
-    for family in families.values():
-        for i, a in enumerate(family):
-            for b in family[i + 1:]:
-                if b != a:   # no self loops (min_fill counts on it)
-                    moral[a].add(b)
-                    moral[b].add(a)
-    if isinstance(bn, MarkovNetworkScenario):   # no direction: a node's component
-        return NetworkIndex(moral=moral, ancestors=connected_parts(moral, bn.nodes),
-                            children=dict(bn.tables.neighbours), families=families, tables=tables)
-    parents = bn.tables.parents
-    ancestors = Ancestors(parents)
-    kids: dict[Hashable, list] = {v: [] for v in bn.nodes}
-    for c in bn.nodes:   # model order, as before; one pass instead of one per node
-        for p in dict.fromkeys(parents[c]):
-            kids[p].append(c)
-    children = {v: tuple(kids[v]) for v in bn.nodes}
-    return NetworkIndex(moral=moral, ancestors=ancestors, children=children,
-                        families=families, tables=tables)
 
 
 def network_joint(bn: Model, free: list, codes: dict,
@@ -220,7 +75,7 @@ def _compiled(bn: Model, index: NetworkIndex, free: list, codes: dict,
     dims = {a: len(bn.tables.states[a]) for scope in scopes for a in scope}
     order = schedule(scopes, keep=free, dims=dims, rank=index.order)
     _check(bn, order, free, codes, budget)
-    plan = _plan(bn, index, free, observed, order, memory_budget(budget))
+    plan = _plan(bn, index, kept, free, observed, order, memory_budget(budget))
     plan = plan._replace(partial=bool(observed) and len(kept) < len(relevant))
     index.plans[key] = plan
     return plan
@@ -284,7 +139,18 @@ def _requisite(bn: Model, index: NetworkIndex, free: list,
     return kept, relevant
 
 
-def _plan(bn: Model, index: NetworkIndex, free: list, observed: set,
+class _Work(NamedTuple):
+    """A plan being compiled (:func:`_plan`): its slots so far and the live factors."""
+
+    arrays: list[np.ndarray | None]   # per slot: a table, or None (filled per query)
+    sliced: list[tuple[int, Hashable, tuple]]   # (slot, node, axes) of CPTs touching evidence
+    steps: list[_Step]
+    factors: dict[int, tuple]   # slot -> axes, of the live factors (not yet summed over)
+    static: dict[int, int]   # slot -> memo id, of the evidence-free slots
+    using: dict[Hashable, set[int]]   # variable -> slots of the live factors using it
+
+
+def _plan(bn: Model, index: NetworkIndex, kept: frozenset, free: list, observed: set,
           order: Schedule, limit: int) -> _Plan:
     """Compile one query shape: which tables to slice and the einsum steps of ``order``.
 
@@ -294,60 +160,70 @@ def _plan(bn: Model, index: NetworkIndex, free: list, observed: set,
     what they are made of (a CPT by its node; a sum by the variable summed out and the memo
     ids of its inputs, in order, which also fixes the axes of the result).
     """
-    kept, _ = _requisite(bn, index, free, observed)
+    work = _factor_slots(bn, index, kept, observed)
+    for x in order.order:
+        _sum_out(bn, index, work, x, order.peak_cells, limit)
+    ids = {a: n for n, a in enumerate(dict.fromkeys([*free, *(a for ax in work.factors.values()
+                                                             for a in ax)]))}
+    final = [(i, [ids[a] for a in axes]) for i, axes in work.factors.items()]
+    return _Plan(work.arrays, work.sliced, work.steps, final, False, order)
+
+
+def _factor_slots(bn: Model, index: NetworkIndex, kept: frozenset, observed: set) -> _Work:
+    """One slot per factor of ``kept``: its table (memoised) when no evidence touches it, else
+    None and an entry in ``sliced`` (the query slices it)."""
     families, cpts = factor_tables(bn)
-    memo = index.static
-    arrays: list[np.ndarray | None] = []
-    sliced: list[tuple[int, Hashable, tuple]] = []
-    factors: dict[int, tuple] = {}
-    static: dict[int, int] = {}  # slot -> memo id
-    using: dict[Hashable, set[int]] = {}  # variable -> slots of the live factors using it
+    work = _Work([], [], [], {}, {}, {})
     for v in sorted(kept, key=lambda k: (index.order[families[k][0]], str(k))):
         family = families[v]
-        slot = len(arrays)
+        slot = len(work.arrays)
         if observed.isdisjoint(family):
-            factors[slot] = family
-            known = memo.get(("cpt", v)) or index.remember(("cpt", v), cpts[v], family, None)
-            static[slot] = known[0]
-            arrays.append(cpts[v])
+            work.factors[slot] = family
+            known = (index.static.get(("cpt", v))
+                     or index.remember(("cpt", v), cpts[v], family, None))
+            work.static[slot] = known[0]
+            work.arrays.append(cpts[v])
         else:
-            factors[slot] = tuple(a for a in family if a not in observed)
-            sliced.append((slot, v, family))
-            arrays.append(None)
-        for a in factors[slot]:
-            using.setdefault(a, set()).add(slot)
-    steps: list[_Step] = []
-    for x in order.order:
-        touching = sorted(using.pop(x))
-        slot = len(arrays)
-        if all(i in static for i in touching):
-            key = ("sum", x, *(static[i] for i in touching))
-            entry = memo.get(key)
-            if entry is None:
-                table, out = _eliminate(bn, x, [arrays[i] for i in touching],
-                                        [factors[i] for i in touching], order.peak_cells)
-                entry = index.remember(key, table, out, limit)
-            static[slot], table, out = entry
-            arrays.append(table)
-        else:
-            out = tuple(dict.fromkeys(a for i in touching for a in factors[i] if a != x))
-            ids = _axis_ids(out, x, [factors[i] for i in touching])
-            inputs = [(i, [ids[a] for a in factors[i]]) for i in touching]
-            steps.append(_Step(slot, inputs, [ids[a] for a in out],
-                               _path(bn, [factors[i] for i in touching], out, ids,
-                                     order.peak_cells)))
-            arrays.append(None)
-        for i in touching:
-            del factors[i]
-        factors[slot] = out
-        for a in out:  # every axis of the touching factors but x
-            users = using[a]
-            users.difference_update(touching)
-            users.add(slot)
-    ids = {a: n for n, a in enumerate(dict.fromkeys([*free, *(a for ax in factors.values()
-                                                             for a in ax)]))}
-    final = [(i, [ids[a] for a in axes]) for i, axes in factors.items()]
-    return _Plan(arrays, sliced, steps, final, False, order)
+            work.factors[slot] = tuple(a for a in family if a not in observed)
+            work.sliced.append((slot, v, family))
+            work.arrays.append(None)
+        for a in work.factors[slot]:
+            work.using.setdefault(a, set()).add(slot)
+    return work
+
+
+def _sum_out(bn: Model, index: NetworkIndex, work: _Work, x: Hashable, max_cells: int,
+             limit: int) -> None:
+    """Add the slot of summing ``x`` out of the live factors using it, which it replaces.
+
+    Evidence-free inputs: the sum is run now (or taken from the model's memo); else it
+    becomes a step of the plan, run per query.
+    """
+    touching = sorted(work.using.pop(x))
+    slot = len(work.arrays)
+    axes = [work.factors[i] for i in touching]
+    if all(i in work.static for i in touching):
+        key = ("sum", x, *(work.static[i] for i in touching))
+        entry = index.static.get(key)
+        if entry is None:
+            table, out = _eliminate(bn, x, [work.arrays[i] for i in touching], axes, max_cells)
+            entry = index.remember(key, table, out, limit)
+        work.static[slot], table, out = entry
+        work.arrays.append(table)
+    else:
+        out = tuple(dict.fromkeys(a for ax in axes for a in ax if a != x))
+        ids = _axis_ids(out, x, axes)
+        inputs = [(i, [ids[a] for a in ax]) for i, ax in zip(touching, axes, strict=True)]
+        work.steps.append(_Step(slot, inputs, [ids[a] for a in out],
+                                _path(bn, axes, out, ids, max_cells)))
+        work.arrays.append(None)
+    for i in touching:
+        del work.factors[i]
+    work.factors[slot] = out
+    for a in out:  # every axis of the touching factors but x
+        users = work.using[a]
+        users.difference_update(touching)
+        users.add(slot)
 
 
 def _axis_ids(out: tuple, x: Any, axes: list) -> dict:
