@@ -67,40 +67,51 @@ def local_view(member: Any) -> LocalView:
     nodes = tuple(t.nodes)
     position = {v: p for p, v in enumerate(nodes)}
     dims = {v: len(t.states[v]) for v in nodes}
-    if isinstance(member, MarkovNetworkScenario):
-        scopes, tables = tuple(t.scopes), tuple(t.values)
-        parents: dict = {}
-        children: dict = {}
-        anc: tuple = ()
-    else:
+    directed = not isinstance(member, MarkovNetworkScenario)
+    if directed:
         scopes = tuple((v, *t.parents[v]) for v in nodes)
         tables = tuple(t.cpts[v] for v in nodes)
-        parents = {v: tuple(t.parents[v]) for v in nodes}
-        kids: dict = {v: [] for v in nodes}
-        for v in nodes:
-            for p in dict.fromkeys(parents[v]):
-                kids[p].append(v)
-        children = {v: tuple(k) for v, k in kids.items()}
-        bits: list[int] = [0] * len(nodes)
-        for v in nodes:          # topological order: parents first
-            b = 1 << position[v]
-            for p in parents[v]:
-                b |= bits[position[p]]
-            bits[position[v]] = b
-        anc = tuple(bits)
+        parents, children, anc = _family_links(nodes, t.parents, position)
+    else:
+        scopes, tables = tuple(t.scopes), tuple(t.values)
+        parents, children, anc = {}, {}, ()
+    factors_of, neighbours = _interaction_graph(nodes, scopes, position)
+    return LocalView(directed=directed, position=position,
+                     attractive=is_attractive(dims, scopes, tables),
+                     dims=dims, scopes=scopes, tables=tables, factors_of=factors_of,
+                     neighbours=neighbours, parents=parents, children=children, ancestors=anc)
+
+
+def _family_links(nodes: tuple, parents_of: Any,
+                  position: dict) -> tuple[dict, dict, tuple]:
+    """A Bayesian network's parents and children of each node, and each node's ancestors
+    (itself included) as a bit set over ``position`` (``nodes`` in topological order)."""
+    parents = {v: tuple(parents_of[v]) for v in nodes}
+    kids: dict = {v: [] for v in nodes}
+    for v in nodes:
+        for p in dict.fromkeys(parents[v]):
+            kids[p].append(v)
+    children = {v: tuple(k) for v, k in kids.items()}
+    bits: list[int] = [0] * len(nodes)
+    for v in nodes:          # topological order: parents first
+        b = 1 << position[v]
+        for p in parents[v]:
+            b |= bits[position[p]]
+        bits[position[v]] = b
+    return parents, children, tuple(bits)
+
+
+def _interaction_graph(nodes: tuple, scopes: tuple, position: dict) -> tuple[dict, dict]:
+    """The ids of the factors holding each node, and each node's neighbours in the
+    interaction graph (two nodes in one factor's scope), in ``position`` order."""
     factors_of: dict = {v: [] for v in nodes}
     near: dict = {v: set() for v in nodes}
     for j, scope in enumerate(scopes):
         for v in scope:
             factors_of[v].append(j)
             near[v].update(u for u in scope if u != v)
-    return LocalView(directed=not isinstance(member, MarkovNetworkScenario), position=position,
-                     attractive=is_attractive(dims, scopes, tables),
-                     dims=dims, scopes=scopes, tables=tables,
-                     factors_of={v: tuple(f) for v, f in factors_of.items()},
-                     neighbours={v: tuple(sorted(n, key=position.__getitem__))
-                                 for v, n in near.items()},
-                     parents=parents, children=children, ancestors=anc)
+    return ({v: tuple(f) for v, f in factors_of.items()},
+            {v: tuple(sorted(n, key=position.__getitem__)) for v, n in near.items()})
 
 
 def is_attractive(dims: dict, scopes: Sequence, tables: Sequence) -> bool:
