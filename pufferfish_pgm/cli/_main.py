@@ -59,57 +59,71 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "steps stop with an error instead of exhausting the machine")
 
 
+#: The subcommands and their help lines, in the order ``--help`` lists them.
+COMMANDS = (("demo", "calibrate every mechanism on the bundled activity chain, release a "
+                     "sample day, print a table"),
+            ("plan", "Markov quilts per secret node"),
+            ("calibrate", "noise scale of one mechanism"),
+            ("release", "release noisy answers for data in a CSV file, or a private activity "
+                        "profile per day from event logs"),
+            ("audit", "exact realised epsilon of a Laplace scale or a mechanism"),
+            ("compare", "all mechanisms side by side"),
+            ("verify", "re-prove a calibration certificate for the model"),
+            ("advise", "per mechanism: the noise at this epsilon, the epsilon for a target "
+                       "error, the users or days to sum for a relative error on the total"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     parser = _Parser(prog="pufferfish-pgm", description="Pufferfish privacy for data modelled "
                      "by Bayesian networks and Markov chains.")
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name, text in [("demo", "calibrate every mechanism on the bundled activity chain, "
-                                "release a sample day, print a table"),
-                       ("plan", "Markov quilts per secret node"),
-                       ("calibrate", "noise scale of one mechanism"),
-                       ("release", "release noisy answers for data in a CSV file, or a "
-                                   "private activity profile per day from event logs"),
-                       ("audit", "exact realised epsilon of a Laplace scale or a mechanism"),
-                       ("compare", "all mechanisms side by side"),
-                       ("verify", "re-prove a calibration certificate for the model"),
-                       ("advise", "per mechanism: the noise at this epsilon, the epsilon for a "
-                                  "target error, the users or days to sum for a relative "
-                                  "error on the total")]:
+    for name, text in COMMANDS:
         p = sub.add_parser(name, help=text, description=text)
         _common(p)
-        if name in ("calibrate", "release", "audit"):
-            p.add_argument("--mechanism", choices=MECHANISMS, default="mqm")
-        if name == "calibrate":
-            p.add_argument("--out", help="write the calibration certificate (JSON) to this path")
-        if name in ("calibrate", "compare"):
-            p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                           help="show the progress of long calibrations (exact, optimal, "
-                                "exact-quilt) on stderr (default: only when stderr is a "
-                                "terminal)")
-        if name == "release":
-            p.add_argument("--data", help="CSV: one row per user; columns are nodes (network) "
-                                          "or time steps (chain)")
-            event_options(p)
-            p.add_argument("--calibration", help="release with this certificate's scale (from "
-                                                 "calibrate --out), without recalibrating")
-            p.set_defaults(epsilon=None, mechanism=None)  # given: must agree with --calibration
-            p.add_argument("--aggregate", action="store_true",
-                           help="one noisy total over users instead of one per user")
-            p.add_argument("--seed", type=_seed, help="seeded noise (reproducible, NOT for "
-                                                      "production): an integer >= 0")
-        if name == "audit":
-            p.add_argument("--scale", type=float, help="audit this Laplace scale instead")
-        if name == "advise":
-            _advise_options(p)
-        if name in ("compare", "plan", "audit", "advise"):
-            p.add_argument("--plot", help="write a PNG picture to this path")
-        if name == "compare":
-            _compare_options(p)
-        if name == "verify":
-            p.add_argument("file", metavar="FILE", help="the certificate (from calibrate --out)")
+        _command_options(name, p)
     return parser
+
+
+def _command_options(name: str, p: argparse.ArgumentParser) -> None:
+    """The options of subcommand ``name`` beyond :func:`_common`, in ``--help`` order."""
+    if name in ("calibrate", "release", "audit"):
+        p.add_argument("--mechanism", choices=MECHANISMS, default="mqm")
+    if name == "calibrate":
+        p.add_argument("--out", help="write the calibration certificate (JSON) to this path")
+    if name in ("calibrate", "compare"):
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="show the progress of long calibrations (exact, optimal, "
+                            "exact-quilt) on stderr (default: only when stderr is a terminal)")
+    if name == "release":
+        _release_options(p)
+    if name == "audit":
+        p.add_argument("--scale", type=float, help="audit this Laplace scale instead")
+    if name == "advise":
+        _advise_options(p)
+    if name in ("compare", "plan", "audit", "advise"):
+        p.add_argument("--plot", help="write a PNG picture to this path")
+    if name == "compare":
+        _compare_options(p)
+    if name == "verify":
+        p.add_argument("file", metavar="FILE", help="the certificate (from calibrate --out)")
+
+
+def _release_options(p: argparse.ArgumentParser) -> None:
+    """``release --data`` or ``--events`` (:func:`event_options`), ``--calibration``,
+    ``--aggregate`` and ``--seed``; ``--epsilon`` and ``--mechanism`` default to None (given,
+    they must agree with ``--calibration``)."""
+    p.add_argument("--data", help="CSV: one row per user; columns are nodes (network) "
+                                  "or time steps (chain)")
+    event_options(p)
+    p.add_argument("--calibration", help="release with this certificate's scale (from "
+                                         "calibrate --out), without recalibrating")
+    p.set_defaults(epsilon=None, mechanism=None)  # given: must agree with --calibration
+    p.add_argument("--aggregate", action="store_true",
+                   help="one noisy total over users instead of one per user")
+    p.add_argument("--seed", type=_seed, help="seeded noise (reproducible, NOT for "
+                                              "production): an integer >= 0")
 
 
 def _compare_options(p: argparse.ArgumentParser) -> None:
