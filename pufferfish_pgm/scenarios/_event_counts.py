@@ -47,7 +47,7 @@ import numpy as np
 from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
 from ._event_files import _load
 from ._event_records import DAY_NS, _is_missing, _validate
-from ._events import RULES, _gap_error, _majority, _slot_labels, _slot_ns
+from ._event_slots import RULES, _gap_error, _majority, _slot_labels, _slot_ns
 from ._fit import _state_list
 from ._time_varying import block_count, check_period
 from ._transition_counts import TransitionCounts

@@ -1,6 +1,7 @@
 """Validation of event logs: every row checked, times parsed, errors naming the row (internal).
 
-Split from :mod:`pufferfish_pgm.scenarios._events`, which turns a validated log into slots.
+Split from :mod:`pufferfish_pgm.scenarios._events`, which turns a validated log into slots
+(:mod:`._event_slots`).
 """
 
 from __future__ import annotations
