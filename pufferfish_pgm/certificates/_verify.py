@@ -241,29 +241,36 @@ def verify(text: str | bytes, framework: Framework) -> Verification:
     if isinstance(cal, OptimalCalibration):
         return _verify_noise(cal, doc)
     eps, scale = cal.epsilon, cal.scale
-    replanned = None
-    checks = []
-    holds = True
+    checks: list[tuple[bool, str]] = []   # (passed, what it checked)
     redrawn = _redrawn(doc, framework)
     if redrawn is not None:
-        holds = redrawn[0]
-        checks.append(redrawn[1])
+        checks.append(redrawn)
+    replanned = None
     if cal.mechanism in _QUILT_MECHANISMS:
         replanned = _replanned(cal, doc)
-        ok = scale >= replanned * (1 - RTOL)
-        holds = holds and ok
-        checks.append(f"re-planned Markov quilts need scale {replanned:.6g} "
-                      f"({'covered' if ok else 'MORE than certified'})")
+        checks.append(_quilt_check(scale, replanned))
     audited = None
     if cal.mechanism not in _QUILT_MECHANISMS or all(
             len(m.nodes) <= AUDIT_NODES for m in framework.scenarios):
         audited, coverage = _audited(cal)
-        ok = audited <= eps * (1 + RTOL)
-        holds = holds and ok
-        checks.append(f"exact audit: realised ε = {audited:.6g} "
-                      f"{'<=' if ok else '>'} ε = {eps} over {coverage}")
+        checks.append(_audit_check(audited, eps, coverage))
+    holds = all(ok for ok, _ in checks)
     message = _message(holds, f"{cal.mechanism} scale {scale:.6g} for {cal.query.name} at "
-                              f"ε={eps}", checks)
+                              f"ε={eps}", [what for _, what in checks])
     return Verification(holds=holds, epsilon=eps, scale=scale, audited_epsilon=audited,
                         replanned_scale=replanned, message=message,
                         redrawn=None if redrawn is None else redrawn[0])
+
+
+def _quilt_check(scale: float, replanned: float) -> tuple[bool, str]:
+    """Whether the certified scale covers the scale of the re-planned Markov quilts."""
+    ok = scale >= replanned * (1 - RTOL)
+    return ok, (f"re-planned Markov quilts need scale {replanned:.6g} "
+                f"({'covered' if ok else 'MORE than certified'})")
+
+
+def _audit_check(audited: float, eps: float, coverage: str) -> tuple[bool, str]:
+    """Whether the exact audit's realised ε is within the certified ε."""
+    ok = audited <= eps * (1 + RTOL)
+    return ok, (f"exact audit: realised ε = {audited:.6g} "
+                f"{'<=' if ok else '>'} ε = {eps} over {coverage}")
