@@ -28,6 +28,7 @@ from ..errors import (
 )
 from ..mechanisms import Calibration
 from ..mechanisms._engine import mechanism, quiet
+from ..noise import Release
 from ..plots import plot_privacy_loss, plot_quilt
 from ..privacy_loss import AuditReport
 from ..privacy_loss import audit as run_audit
@@ -165,18 +166,28 @@ def release(args: argparse.Namespace) -> dict:
         from ._events import release_events  # deferred: only the events path reads logs
 
         return release_events(args)
+    fw, cal = _release_calibration(args)
+    frame = _read_csv(args.data, fw.scenarios)
+    rng = None if args.seed is None else np.random.default_rng(args.seed)
+    return _release_report(cal, cal.release(frame, rng=rng, per_user=not args.aggregate))
+
+
+def _release_calibration(args: argparse.Namespace) -> tuple[Framework, Calibration]:
+    """The framework and the calibration to release with: the certificate's (checked to agree
+    with the options) or a new one."""
     if args.calibration:
         fw, text = _certified(args, args.calibration)
         cal = Calibration.from_json(text, fw)
         _agree(args, cal)
-    else:
-        fw, query = _setup(args)
-        epsilon = 1.0 if args.epsilon is None else args.epsilon
-        with quiet():
-            cal = mechanism(args.mechanism or "mqm", epsilon).calibrate(fw, query)
-    frame = _read_csv(args.data, fw.scenarios)
-    rng = None if args.seed is None else np.random.default_rng(args.seed)
-    rel = cal.release(frame, rng=rng, per_user=not args.aggregate)
+        return fw, cal
+    fw, query = _setup(args)
+    epsilon = 1.0 if args.epsilon is None else args.epsilon
+    with quiet():
+        return fw, mechanism(args.mechanism or "mqm", epsilon).calibrate(fw, query)
+
+
+def _release_report(cal: Calibration, rel: Release) -> dict:
+    """The released values with their 95 % intervals and usefulness, as text and JSON."""
     values = np.atleast_1d(rel.value).tolist()
     low, high = (np.atleast_1d(b) for b in rel.interval(0.95))
     half = float(np.max(high - np.atleast_1d(rel.value), initial=0.0))
