@@ -48,6 +48,7 @@ from ..errors import InvalidDataError, InvalidParameterError, ParameterTypeError
 from ._event_files import _load
 from ._event_records import DAY_NS, _is_missing, _validate
 from ._event_slots import RULES, _gap_error, _majority, _slot_labels, _slot_ns
+from ._events import _check_columns
 from ._fit import _state_list
 from ._time_varying import block_count, check_period
 from ._transition_counts import TransitionCounts
@@ -105,10 +106,7 @@ def _read(events: Any, slot: Any, width: int | None, user: Hashable, start: Hash
     slot_ns = _slot_ns(slot)
     per_day = DAY_NS // slot_ns
     step = _check(rule, fill, width, per_day)
-    names = {"user": user, "start": start, "end": end, "state": state}
-    if len(set(names.values())) < len(names):
-        raise InvalidParameterError(
-            f"user, start, end and state must name four different columns, got {names}")
+    names = _check_columns({"user": user, "start": start, "end": end, "state": state})
     table, where, hint = _load(events, names)
     log = _validate(table, names, where, hint)
     days = np.clip(log.last_day - log.first_day - 1, 0, None).astype(np.int64)

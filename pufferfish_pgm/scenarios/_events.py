@@ -217,6 +217,12 @@ def _check_options(rule: Any, fill: Any, names: dict[str, Any]) -> dict[str, Has
     if fill is not None and (not isinstance(fill, Hashable) or _is_missing(fill)):
         raise InvalidParameterError(
             f"fill must be a state label such as 'Idle' (or None to forbid gaps), got {fill!r}")
+    return _check_columns(names)
+
+
+def _check_columns(names: dict[str, Any]) -> dict[str, Hashable]:
+    """The four column names (``{"user": ..., "start": ..., ...}``), checked: hashable and
+    different."""
     for arg, col in names.items():
         if not isinstance(col, Hashable):
             raise ParameterTypeError(

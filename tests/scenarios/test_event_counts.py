@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 
 import pufferfish_pgm as pp
 from pufferfish_pgm.errors import InvalidDataError, InvalidParameterError, ParameterTypeError
-from pufferfish_pgm.scenarios import event_counts, read_ordonez, sequences_from_events
+from pufferfish_pgm.scenarios import (
+    event_counts,
+    event_transition_counts,
+    read_ordonez,
+    sequences_from_events,
+)
 
 DATA = DATA_REAL
 HOMES = {h: DATA / f"Ordonez{h}_ADLs.txt" for h in "AB"}
@@ -135,6 +140,12 @@ def test_bad_arguments() -> None:
         event_counts(events, "a", slot="1h", rule="mode")
     with pytest.raises(InvalidParameterError, match="four different columns"):
         event_counts(events, "a", slot="1h", user="state")
+    # a column name that is not hashable: the error sequences_from_events gives, not a raw
+    # TypeError from building the set of names
+    with pytest.raises(ParameterTypeError, match=r"user= must be a column name, got the list"):
+        event_counts(events, "a", slot="1h", user=["user"])
+    with pytest.raises(ParameterTypeError, match=r"state= must be a column name"):
+        event_transition_counts(events, slot="1h", state={"a": 1})
 
 
 def test_a_user_with_only_empty_intervals_is_no_user() -> None:
