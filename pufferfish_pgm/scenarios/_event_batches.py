@@ -30,6 +30,7 @@ import numpy as np
 
 from .._budget import check_allocation
 from ..errors import InvalidDataError, InvalidParameterError, MissingDependencyError
+from ._events import _check_columns
 
 __all__ = ["event_batches", "is_parquet"]
 
@@ -72,8 +73,10 @@ def event_batches(source: str | Path, *, user: Hashable = "user", start: Hashabl
     InvalidDataError
         A user's rows are not contiguous, naming the user.
     InvalidParameterError
-        ``source`` does not exist or lacks a column, or ``batch_rows`` or ``row_bytes`` is not
-        a positive integer.
+        ``source`` does not exist or lacks a column, two of the four columns are the same, or
+        ``batch_rows`` or ``row_bytes`` is not a positive integer.
+    ParameterTypeError
+        A column name that is not hashable.
     LimitExceededError
         One user's rows pass the memory budget.
     """
@@ -84,7 +87,8 @@ def event_batches(source: str | Path, *, user: Hashable = "user", start: Hashabl
     if not path.exists():
         raise InvalidParameterError(f"event log {str(source)!r} does not exist; give a Parquet "
                                     "file, a folder of Parquet files or a CSV file")
-    columns = [user, start, end, state]
+    columns = list(_check_columns({"user": user, "start": start, "end": end,
+                                   "state": state}).values())
     if is_parquet(path):
         frames = _parquet_frames(path, columns, batch_rows)
     else:

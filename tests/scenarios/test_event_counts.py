@@ -283,6 +283,11 @@ def test_batches_of_a_csv_log(tmp_path) -> None:
         list(pp.scenarios.event_batches(shuffled, batch_rows=10))
     with pytest.raises(InvalidParameterError, match="no column 'who'"):
         pp.scenarios.event_batches(path, user="who")
+    # an unhashable column name: the error of sequences_from_events, not a raw TypeError
+    with pytest.raises(ParameterTypeError, match=r"user= must be a column name, got the list"):
+        pp.scenarios.event_batches(path, user=["user"])
+    with pytest.raises(InvalidParameterError, match="four different columns"):
+        pp.scenarios.event_batches(path, user="state")
 
 
 def test_batches_count_the_callers_bytes_per_row(tmp_path) -> None:
