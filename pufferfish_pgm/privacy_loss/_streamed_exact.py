@@ -263,6 +263,22 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
     if lower is None:
         return None
     tally = None if progress is None else Tally(progress)
+    raised, holds = _raise_all(streams, plans, lower, epsilon, rtol, executor, tally)
+    skips, scale = _middle_skips(streams, plans, raised, lower, max(r[0] for r in raised),
+                                 epsilon, rtol)
+    shared: list | None = [
+        r[3] if h is not None and frozenset(s.nodes) - frozenset(k) <= h else None
+        for s, k, h, r in zip(streams, skips, holds, raised, strict=True)]
+    done, scale, passes = _final_passes(streams, scale, epsilon, rtol, executor, skips, tally,
+                                        shared)
+    report = _final_report(framework, streams, skips, done, scale, names, coverage)
+    return StreamedResult(scale, report, lower, sum(r[1] for r in raised) + passes)
+
+
+def _raise_all(streams: list[ChainStream], plans: list, lower: float, epsilon: float,
+               rtol: float, executor: Any, tally: Tally | None) -> tuple[list, list]:
+    """The raise pass on every stream (:func:`_raise_pass`): its results, and per stream the
+    nodes whose forward rows it holds for the full pass (:func:`_holds`)."""
     sent = streams if executor is None else [_light(s) for s in streams]
     counts = [_raise_count(s, p) for s, p in zip(streams, plans, strict=True)]
     tick = None if tally is None else tally.start(
@@ -273,31 +289,41 @@ def streamed_calibration(framework: Any, streams: list[ChainStream], epsilon: fl
                                    for s, p, h in zip(sent, plans, holds, strict=True)], executor)
     if tally is not None:
         tally.blocks(counts, executor)
-    scale = max(r[0] for r in raised)
-    steps = sum(r[1] for r in raised)
-    skips, scale = _middle_skips(streams, plans, raised, lower, scale, epsilon, rtol)
-    shared: list | None = [
-        r[3] if h is not None and frozenset(s.nodes) - frozenset(k) <= h else None
-        for s, k, h, r in zip(streams, skips, holds, raised, strict=True)]
+    return raised, holds
+
+
+def _final_passes(streams: list[ChainStream], scale: float, epsilon: float, rtol: float,
+                  executor: Any, skips: list, tally: Tally | None, shared: list | None
+                  ) -> tuple[list, float, int]:
+    """The full pass, repeated above the raised scale until no node fails (once at most,
+    see :func:`_final_pass`): its results, the final scale and the passes made (one per
+    stream each time)."""
+    passes = 0
     while True:
         done, higher = _audited(streams, scale, epsilon, rtol, executor, skips, tally, shared)
-        steps += len(streams)
+        passes += len(streams)
         shared = None       # consumed: a repeated pass computes its own forward rows
         if higher is None:
             break
         scale = higher
     if tally is not None:
         tally.finish()
+    return done, scale, passes
+
+
+def _final_report(framework: Any, streams: list[ChainStream], skips: list, done: list,
+                  scale: float, names: list, coverage: str) -> AuditReport:
+    """The audit report of the last full pass; every secret of the framework must have been
+    seen possible (audited, or in a bounded middle)."""
     entries, skipped = _entries(streams, done)
     possible = {x for e in entries for x in (e.pair.first, e.pair.second)}
     for stream, skip in zip(streams, skips, strict=True):
         possible |= {x for t in skip for pair, _, _ in stream.nodes.get(t, ())
                      for x in (pair.first, pair.second)}
     check_possible(framework.pairs, possible)
-    report = _report(entries, scale, names, skipped, coverage + middle_note(
+    return _report(entries, scale, names, skipped, coverage + middle_note(
         [frozenset(k) & frozenset(st.nodes) for st, k in zip(streams, skips, strict=True)]),
-                     False)
-    return StreamedResult(scale, report, lower, steps)
+                   False)
 
 
 def _middle(stream: ChainStream, plan: MiddlePlan | None) -> frozenset:
