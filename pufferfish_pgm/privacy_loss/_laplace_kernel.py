@@ -108,33 +108,46 @@ def log_laplace_density(grid: np.ndarray, log_mass: np.ndarray, scale: float,
     with np.errstate(over="ignore"):
         span = (g[-1] - g[0]) / scale
     if span <= _FAST_SPAN:
-        c = (g - g[0]) / scale
-        flat = m.reshape(-1, m.shape[-1])
-        out = np.empty_like(flat)
-        with np.errstate(invalid="ignore"):
-            x, y = flat + c, flat - c
-        tops = np.max(x, axis=-1), np.max(y, axis=-1)
-        fits = _fits_tilted(flat, c, x, y, tops)
-        if fits.any():
-            out[fits] = _linear_sums(x[fits], y[fits], tops[0][fits, None], tops[1][fits, None],
-                                     c)
-        if not fits.all():
-            out[~fits] = _cumulative_form(flat[~fits], c)
-        return np.moveaxis(out.reshape(m.shape), -1, axis)
+        return np.moveaxis(_one_pass(m, g, scale), -1, axis)
     if span <= _FAST_SPAN * _MAX_BLOCKS:
         left = _blocked_left(m, g, scale)
         inclusive = np.flip(_blocked_left(np.flip(m, axis=-1), -g[::-1], scale), axis=-1)
         right = np.concatenate([inclusive[..., 1:] - np.diff(g) / scale,
                                 np.full(m.shape[:-1] + (1,), -np.inf)], axis=-1)
     else:
-        with np.errstate(over="ignore"):
-            gaps = np.concatenate(([0.0], np.diff(g) / scale))
-        left = decay_scan(m, gaps)
-        inclusive = np.flip(decay_scan(np.flip(m, axis=-1), np.concatenate(
-            ([0.0], gaps[1:][::-1]))), axis=-1)
-        right = np.concatenate([inclusive[..., 1:] - gaps[1:],
-                                np.full(m.shape[:-1] + (1,), -np.inf)], axis=-1)
+        left, right = _scanned_parts(m, g, scale)
     return np.moveaxis(np.logaddexp(left, right), -1, axis)
+
+
+def _one_pass(m: np.ndarray, g: np.ndarray, scale: float) -> np.ndarray:
+    """:func:`log_laplace_density` along the last axis for a span of at most ``_FAST_SPAN``:
+    the linear-space sums where the tilted rows fit, the cumulative form elsewhere."""
+    c = (g - g[0]) / scale
+    flat = m.reshape(-1, m.shape[-1])
+    out = np.empty_like(flat)
+    with np.errstate(invalid="ignore"):
+        x, y = flat + c, flat - c
+    tops = np.max(x, axis=-1), np.max(y, axis=-1)
+    fits = _fits_tilted(flat, c, x, y, tops)
+    if fits.any():
+        out[fits] = _linear_sums(x[fits], y[fits], tops[0][fits, None], tops[1][fits, None], c)
+    if not fits.all():
+        out[~fits] = _cumulative_form(flat[~fits], c)
+    return out.reshape(m.shape)
+
+
+def _scanned_parts(m: np.ndarray, g: np.ndarray, scale: float
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The left and right parts of :func:`log_laplace_density` by the prefix scan of the
+    affine maps (wide spans: every decay a sum of positive gaps)."""
+    with np.errstate(over="ignore"):
+        gaps = np.concatenate(([0.0], np.diff(g) / scale))
+    left = decay_scan(m, gaps)
+    inclusive = np.flip(decay_scan(np.flip(m, axis=-1), np.concatenate(
+        ([0.0], gaps[1:][::-1]))), axis=-1)
+    right = np.concatenate([inclusive[..., 1:] - gaps[1:],
+                            np.full(m.shape[:-1] + (1,), -np.inf)], axis=-1)
+    return left, right
 
 
 def _cumulative_form(m: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -227,29 +227,41 @@ def temporal_leakage(transition: Any, epsilons: Any, *, initial: Any = None) -> 
     for _ in range(1, horizon):
         laws.append(laws[-1] @ p)
     live = [np.flatnonzero(m > 0) for m in laws]
-
-    backward = np.empty(horizon)
-    backward[0] = eps[0]
-    if stationary:
-        fixed = _Prefixes.of(backward_correlation(p, law, law), live[0])
-    for t in range(1, horizon):
-        step = fixed if stationary else _Prefixes.of(
-            backward_correlation(p, laws[t - 1], laws[t]), live[t])
-        backward[t] = step(backward[t - 1]) + eps[t]
-
-    forward = np.empty(horizon)
-    forward[-1] = eps[-1]
-    cache: dict[bytes, _Prefixes] = {}
-    for t in range(horizon - 2, -1, -1):
-        key = live[t].tobytes()
-        if key not in cache:
-            cache[key] = _Prefixes.of(p, live[t])
-        forward[t] = cache[key](forward[t + 1]) + eps[t]
-
+    backward = _backward_leakage(p, eps, laws, live, stationary)
+    forward = _forward_leakage(p, eps, live)
     total = backward + forward - eps
     for a in (eps, backward, forward, total):
         a.setflags(write=False)
     return TemporalLeakage(eps, backward, forward, total)
+
+
+def _backward_leakage(p: np.ndarray, eps: np.ndarray, laws: list, live: list,
+                      stationary: bool) -> np.ndarray:
+    """BPL at every slot: ``BPL_t = L^B_t(BPL_{t-1}) + ε_t`` with the backward correlation of
+    slot t (the same at every step under the stationary law)."""
+    backward = np.empty(eps.size)
+    backward[0] = eps[0]
+    if stationary:
+        fixed = _Prefixes.of(backward_correlation(p, laws[0], laws[0]), live[0])
+    for t in range(1, eps.size):
+        step = fixed if stationary else _Prefixes.of(
+            backward_correlation(p, laws[t - 1], laws[t]), live[t])
+        backward[t] = step(backward[t - 1]) + eps[t]
+    return backward
+
+
+def _forward_leakage(p: np.ndarray, eps: np.ndarray, live: list) -> np.ndarray:
+    """FPL at every slot: ``FPL_t = L^F(FPL_{t+1}) + ε_t`` (one prefix table per set of
+    possible states)."""
+    forward = np.empty(eps.size)
+    forward[-1] = eps[-1]
+    cache: dict[bytes, _Prefixes] = {}
+    for t in range(eps.size - 2, -1, -1):
+        key = live[t].tobytes()
+        if key not in cache:
+            cache[key] = _Prefixes.of(p, live[t])
+        forward[t] = cache[key](forward[t + 1]) + eps[t]
+    return forward
 
 
 def leakage_supremum(transition: Any, epsilon: float) -> LeakageSupremum:
