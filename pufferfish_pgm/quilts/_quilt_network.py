@@ -89,38 +89,51 @@ class NetworkQuiltLaws:
         cols: list[list] = [[] for _ in range(6)]
         blockers: list[tuple] = []
         for theta, bn in enumerate(self.cls):
-            laws = self._laws(bn, node, q, weights, states)
-            total = {key: float(logsumexp(v)) for key, v in laws.items()}
-            secret = {s: float(logsumexp(np.array([t for (x, t2), t in total.items()
-                                                   if t2 == s]))) for s in states}
-            index: dict = {}
-            for s, s2 in pairs:
-                if not (np.isfinite(secret[s]) and np.isfinite(secret[s2])):
-                    continue   # a secret impossible under θ: the pair is not constrained
-                for x in {x for x, _ in laws}:
-                    one, two = total[(x, s)], total[(x, s2)]
-                    if np.isfinite(one) and not np.isfinite(two):
-                        blockers.append((theta, -1, s, s2))
-                    elif np.isfinite(one) and np.isfinite(two):
-                        for col, val in zip(cols, (_row(index, rows, laws, (x, s), total),
-                                                   _row(index, rows, laws, (x, s2), total),
-                                                   theta, s, s2,
-                                                   (one - secret[s]) - (two - secret[s2])),
-                                            strict=True):
-                            col.append(val)
-        table = np.full((len(rows), width), -np.inf)
-        for r, row in enumerate(rows):
-            table[r, :row.size] = row
-        m = len(cols[0])
-        return QuiltRows(grid=np.arange(width, dtype=float), rows=table,
-                         first=np.array(cols[0], dtype=np.int64),
-                         second=np.array(cols[1], dtype=np.int64),
-                         theta=np.array(cols[2], dtype=np.int64), left=np.full(m, -1),
-                         state=np.array(cols[3], dtype=np.int64),
-                         other=np.array(cols[4], dtype=np.int64),
-                         r0=np.array(cols[5], dtype=float),
-                         blockers=np.array(blockers, dtype=np.int64).reshape(-1, 4),
-                         distance=0, prior=False)
+            _scenario_rows(theta, self._laws(bn, node, q, weights, states), pairs, states,
+                           rows, cols, blockers)
+        return _quilt_rows(rows, cols, blockers, width)
+
+
+def _scenario_rows(theta: int, laws: dict, pairs: list, states: list, rows: list,
+                   cols: list, blockers: list) -> None:
+    """Append one scenario's rows (each (quilt value, state) law normalised once), its pair
+    columns (rows of the two secrets, θ, the states, the log ratio at the quilt value) and its
+    blockers (a quilt value possible with one secret and not the other)."""
+    total = {key: float(logsumexp(v)) for key, v in laws.items()}
+    secret = {s: float(logsumexp(np.array([t for (x, t2), t in total.items() if t2 == s])))
+              for s in states}
+    index: dict = {}
+    for s, s2 in pairs:
+        if not (np.isfinite(secret[s]) and np.isfinite(secret[s2])):
+            continue   # a secret impossible under θ: the pair is not constrained
+        for x in {x for x, _ in laws}:
+            one, two = total[(x, s)], total[(x, s2)]
+            if np.isfinite(one) and not np.isfinite(two):
+                blockers.append((theta, -1, s, s2))
+            elif np.isfinite(one) and np.isfinite(two):
+                for col, val in zip(cols, (_row(index, rows, laws, (x, s), total),
+                                           _row(index, rows, laws, (x, s2), total),
+                                           theta, s, s2,
+                                           (one - secret[s]) - (two - secret[s2])),
+                                    strict=True):
+                    col.append(val)
+
+
+def _quilt_rows(rows: list, cols: list, blockers: list, width: int) -> QuiltRows:
+    """The collected rows and pair columns as a :class:`QuiltRows` (rows padded to ``width``)."""
+    table = np.full((len(rows), width), -np.inf)
+    for r, row in enumerate(rows):
+        table[r, :row.size] = row
+    m = len(cols[0])
+    return QuiltRows(grid=np.arange(width, dtype=float), rows=table,
+                     first=np.array(cols[0], dtype=np.int64),
+                     second=np.array(cols[1], dtype=np.int64),
+                     theta=np.array(cols[2], dtype=np.int64), left=np.full(m, -1),
+                     state=np.array(cols[3], dtype=np.int64),
+                     other=np.array(cols[4], dtype=np.int64),
+                     r0=np.array(cols[5], dtype=float),
+                     blockers=np.array(blockers, dtype=np.int64).reshape(-1, 4),
+                     distance=0, prior=False)
 
 
 def _row(index: dict, rows: list, laws: dict, key: tuple, total: dict) -> int:
