@@ -4,8 +4,12 @@ empirically on fresh posterior draws."""
 
 from __future__ import annotations
 
+import json
+import warnings
+
 import numpy as np
 import pytest
+from helpers import DATA_REAL
 from scipy import stats
 
 import pufferfish_pgm as pp
@@ -225,9 +229,97 @@ def test_time_varying_fresh_draws_stay_within_the_binomial_bound() -> None:
     """The coverage check of the homogeneous class, on a class of time-varying chains (blocks
     of 3 slots of a six-slot day, s = 2): of 400 fresh posterior draws, those needing more
     noise than the class's exact scale number at most the 1e-6 quantile of Binomial(400, 0.1).
-    Seeded (measured: 2 of 400)."""
+    Seeded (measured: 20 of 400 with the default prior 1/2 for H = 2 blocks; 2 of 400 with
+    the earlier default 1)."""
     cls = pp.ScenarioClass.from_posterior(FEW, period=3, shrinkage=2.0, coverage=0.9,
                                           confidence=0.9, seed=2026)
     cal = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(pp.Framework(cls), pp.Count(1))
     report = pp.robustness(cal, cls.posterior.draw(400, seed=17))
     assert round(report.exceed * 400) <= _binomial_bound(400, 0.1)
+
+
+# --- the default prior of a time-of-day class (docs/posterior.md, "The prior ...") ----------
+
+def test_the_default_prior_of_a_period_class_is_one_over_its_blocks() -> None:
+    """Without ``period`` the default stays 1 per cell. DAYS has a day of 5 slots: blocks of 2
+    start slots are {0, 1}, {2, 3}, {4} (H = 3), so the default is 1/3 per cell; blocks of 1
+    slot give H = 5, 1/5; a day of 300 slots in blocks of 1 gives H = 300, 1/300 < 0.01, so
+    the floor 0.01. The record holds the value used and the draws are drawn with it."""
+    kw = {"coverage": 0.9, "confidence": 0.9, "seed": 3}
+    assert pp.ScenarioClass.from_posterior(DAYS, **kw).posterior.prior == 1.0
+    cls = pp.ScenarioClass.from_posterior(DAYS, period=2, **kw)
+    assert cls.posterior.prior == 1 / 3
+    counts = pp.transition_counts(DAYS, period=2)
+    for a, b in zip(cls, draw_chains(counts, 22, 1 / 3, 3, 5, 10.0), strict=True):
+        np.testing.assert_array_equal(a.transition, b.transition)
+        np.testing.assert_array_equal(a.initial, b.initial)
+    assert pp.ScenarioClass.from_posterior(DAYS, period=1, **kw).posterior.prior == 1 / 5
+    long_day = [[0, 1] * 150]
+    assert pp.ScenarioClass.from_posterior(long_day, period=1, **kw).posterior.prior == 0.01
+
+
+def test_an_explicit_prior_is_used_as_given() -> None:
+    """``prior=1.0`` with ``period`` draws what the default drew before (1 per cell)."""
+    kw = {"period": 2, "coverage": 0.9, "confidence": 0.9, "seed": 3}
+    cls = pp.ScenarioClass.from_posterior(DAYS, prior=1.0, **kw)
+    assert cls.posterior.prior == 1.0
+    counts = pp.transition_counts(DAYS, period=2)
+    for a, b in zip(cls, draw_chains(counts, 22, 1.0, 3, 5, 10.0), strict=True):
+        np.testing.assert_array_equal(a.transition, b.transition)
+    default = pp.ScenarioClass.from_posterior(DAYS, **kw)
+    assert not np.array_equal(default[0].transition, cls[0].transition)
+    with pytest.raises(InvalidParameterError, match="prior"):
+        pp.ScenarioClass.from_posterior(DAYS, prior=0.0, **kw)
+
+
+def test_a_default_period_class_certificate_verifies() -> None:
+    """The certificate records the prior used (1/3 here, as above), and ``verify`` redraws
+    the same class from it."""
+    cls = pp.ScenarioClass.from_posterior(DAYS, period=2, coverage=0.8, confidence=0.9,
+                                          seed=7)
+    fw, mech = pp.Framework(cls), pp.ExactLaplaceMechanism(epsilon=1.0)
+    text = mech.calibrate(fw, pp.Count("b")).to_json(mechanism=mech)
+    assert json.loads(text)["posterior"]["prior"] == 1 / 3
+    report = pp.verify(text, fw)
+    assert report.holds and report.redrawn is True
+
+
+def test_a_rarely_visited_sticky_row_stays_near_its_fit() -> None:
+    """Three days of 48 slots in blocks of 2 (H = 24, default prior 1/24): s for slots 0-19,
+    then a, b alternating. s's row (states in the order a, b, s): 1 s->a and 19 s->s a day,
+    so C = [3, 0, 57] pooled, and s is never seen after block 9. In block 12 the fit's row is
+    the pooled fit P̄0 = [0.05, 0, 0.95] (s = 10 pseudo-transitions, no counts). The
+    posterior's mean row is (10 P̄ + a) / (10 + 3a) with P̄ = (C + a) / (60 + 3a):
+    a = 1:    P̄ = [4, 1, 58] / 63, mean [0.126, 0.089, 0.785] (0.165 off the fit's 0.95;
+              mean stay 4.7 slots instead of 20);
+    a = 1/24: P̄ = [0.0506, 0.0007, 0.9487], mean [0.0541, 0.0048, 0.9411] (0.009 off).
+    The mean of 2,000 draws has sd <= sqrt(0.06 / 11 / 2000) = 0.0017: 0.02 is > 6 sd from
+    the new mean and 0.145 below the old."""
+    day = ["s"] * 20 + ["a", "b"] * 14
+    days = [day] * 3
+    fit = pp.MarkovChainScenario.fit(days, period=2).transition[24]     # step 24: block 12
+    np.testing.assert_allclose(fit[2], [0.05, 0.0, 0.95], atol=1e-12)
+    cls = pp.ScenarioClass.from_posterior(days, period=2, coverage=0.5, confidence=0.5, seed=1)
+    assert cls.posterior.prior == 1 / 24
+    drawn = np.array([c.transition[24, 2] for c in cls.posterior.draw(2000, seed=5)])
+    assert np.abs(drawn.mean(axis=0) - fit[2]).max() <= 0.02
+
+
+@pytest.mark.slow
+def test_the_hourly_class_of_ordonez_a_covers_its_point_fits() -> None:
+    """Measured (benchmarks/bench_posterior_prior.py, home A, Sleeping, ε = 1, 29 draws, seed
+    2026): with prior 1 per cell the hourly class's exact scale was 15.78 and leaked 3.770 /
+    3.780 against the hourly / homogeneous fits; with the default 1/24 it is 59.28 and leaks
+    0.959 / 1.072 (the hourly fit's own calibration leaks 1.118 against the homogeneous)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # the repair's report of what it changed
+        events = pp.read_ordonez(DATA_REAL / "OrdonezA_ADLs.txt", repair=True)
+    wide = pp.sequences_from_events(events, slot="10min", fill="Idle")
+    hourly = pp.MarkovChainScenario.fit(wide, period=6)
+    homogeneous = pp.MarkovChainScenario.fit(wide).with_length(wide.shape[1])
+    cls = pp.ScenarioClass.from_posterior(wide, period=6, coverage=0.9, confidence=0.95,
+                                          seed=2026, length=wide.shape[1])
+    cal = pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(pp.Framework(cls),
+                                                          pp.Count("Sleeping"))
+    realised = pp.robustness(cal, [hourly, homogeneous]).realised
+    assert realised[0] <= 1.0 and realised[1] <= 1.1
