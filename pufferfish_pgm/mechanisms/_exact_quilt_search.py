@@ -25,6 +25,7 @@ Examples
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
@@ -88,6 +89,7 @@ class Search:
         self._loss: dict[int, tuple[float, np.ndarray]] = {}
         self._groups: dict[int, tuple[Group, np.ndarray] | None] = {}
         self._held: dict[int, QuiltRows] = {}   # the rows behind each group
+        self._used: OrderedDict[tuple, tuple[int, int]] = OrderedDict()   # see _use
         self._bytes, self.budget = 0, memory_budget(setup.budget)
         self._recent: list[tuple] = []
         self._priors: dict[tuple, tuple[np.ndarray, np.ndarray, bool]] = {}
@@ -101,32 +103,48 @@ class Search:
         rows = self.setup.laws[c].rows(key)
         gid = id(rows)   # laws objects may share rows (windowed queries); they are kept
         if gid not in self._groups:
-            if len(rows.first):
-                self._make_room(c, key, rows)
+            if len(rows.first) and not rows.grids:   # windowed laws check their own
+                cells = rows.cells()
+                check_allocation(16 * cells, budget=self.budget, what=(
+                    f"the exact laws of quilt {key} of node {self.setup.classes[c].node} "
+                    f"({cells:,} cells; a smaller max_window or a larger window_tolerance "
+                    "gives smaller quilts)"))
             self._groups[gid] = None if not len(rows.first) else _unordered(rows)
             self._held[gid] = rows
+        self._use(c, key, rows)
         return self._groups[gid]
 
-    def _make_room(self, c: int, key: tuple, rows: QuiltRows) -> None:
-        """Check one quilt's scalar laws against the memory budget (the table and its
-        densities: 16 bytes a cell), and keep the tables held to at most half of it: past
-        that, the laws of every quilt that is no class's winner are released (recomputed if
-        needed)."""
-        cells = rows.cells()
-        if not rows.grids:   # windowed laws check their own, forward pass included
-            check_allocation(16 * cells, budget=self.budget, what=(
-                f"the exact laws of quilt {key} of node {self.setup.classes[c].node} "
-                f"({cells:,} cells; a smaller max_window or a larger window_tolerance gives "
-                "smaller quilts)"))
-        if self._bytes + 8 * cells > self.budget // 2:
-            keep = {id(self.setup.laws[j].rows(w)) for j, w in enumerate(self.winner)
-                    if w != MQM}
-            for gid in [g for g in self._groups if g not in keep]:
-                del self._groups[gid]
-                self._loss.pop(gid, None)
-                self._held.pop(gid).release()
-            self._bytes = sum(8 * r.cells() for r in self._held.values())
-        self._bytes += 8 * cells
+    def _use(self, c: int, key: tuple, rows: QuiltRows) -> None:
+        """Note that class c used option ``key`` now, with the bytes it holds: the rows'
+        comparisons, their table and its densities once grouped (24 bytes a cell), the prior
+        parts and the losses. Past half the memory budget the least recently used options
+        of other rows are forgotten (:meth:`_forget`) down to a quarter: with one class per
+        node (time-varying chains, networks) their laws would otherwise all stay."""
+        gid = id(rows)
+        size = rows.comparison_bytes() + 17 * len(rows.first)
+        if gid in self._groups and self._groups[gid] is not None:
+            size += 24 * rows.cells()
+        old = self._used.pop((c, key), (0, gid))[0]
+        self._used[(c, key)] = (size, gid)
+        self._bytes += size - old
+        if self._bytes <= self.budget // 2:
+            return
+        for (c2, key2), (_, g2) in list(self._used.items()):
+            if self._bytes <= self.budget // 4:
+                break
+            if g2 != gid:
+                self._forget(c2, key2, g2)
+
+    def _forget(self, c: int, key: tuple, gid: int) -> None:
+        """Drop everything held for option ``key`` of class c (recomputed when needed)."""
+        self._bytes -= self._used.pop((c, key))[0]
+        self._groups.pop(gid, None)
+        self._loss.pop(gid, None)
+        self._priors.pop((c, key), None)
+        held = self._held.pop(gid, None)
+        if held is not None:
+            held.release()
+        self.setup.laws[c].forget(key)
 
     def _losses(self, c: int, key: tuple, scale: float) -> np.ndarray:
         gid = id(self.setup.laws[c].rows(key))
@@ -148,6 +166,9 @@ class Search:
         hit = self._priors.get((c, key))
         if hit is None:
             hit = self._priors[(c, key)] = self._new_prior_part(c, key)
+            self._use(c, key, self.setup.laws[c].rows(key))
+        elif (c, key) in self._used:
+            self._used.move_to_end((c, key))     # used now: forgotten last
         return hit
 
     def _new_prior_part(self, c: int, key: tuple) -> tuple[np.ndarray, np.ndarray, bool]:

@@ -160,6 +160,11 @@ class QuiltRows:
         if build is not None:
             object.__setattr__(self, "rows", build)
 
+    def comparison_bytes(self) -> int:
+        """Bytes of the comparison arrays (held whether or not the table is)."""
+        return sum(a.nbytes for a in (self.first, self.second, self.theta, self.left,
+                                      self.state, self.other, self.r0, self.blockers))
+
     def cells(self) -> int:
         """Cells of the rows' table, known before it is computed."""
         count = int(max(self.first.max(initial=-1), self.second.max(initial=-1))) + 1
@@ -189,6 +194,10 @@ class ChainQuiltLaws:
         if out is None:
             out = self._rows[key] = self._build(key)
         return out
+
+    def forget(self, key: tuple) -> None:
+        """Drop the rows of ``key`` (the next :meth:`rows` computes them again)."""
+        self._rows.pop(key, None)
 
     def _sides(self, key: tuple, br: ChainBridges) -> tuple[np.ndarray, np.ndarray]:
         """Log tables (k_left, k, C_left) and (k, k_right, C_right) of the two open or quilted

@@ -70,6 +70,10 @@ class NetworkQuiltLaws:
             out = self._rows[key] = self._build(key[1], key[2])
         return out
 
+    def forget(self, key: tuple) -> None:
+        """Drop the rows of ``key`` (the next :meth:`rows` computes them again)."""
+        self._rows.pop(key, None)
+
     def _laws(self, bn: Any, node: Any, quilt: tuple, weights: dict,
               states: list) -> dict:
         """{(x_Q, s): log P(F_N = c, x_Q, X_i = s)} for every quilt value and state."""
