@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from .._budget import memory_budget
@@ -44,7 +45,7 @@ from ._network_planner import (
     network_inputs,
     plan_connected,
 )
-from ._plan import OtherNodes, PlanEntry
+from ._plan import OtherNodes, PlanEntry, PlanLedger
 
 __all__ = ["OtherNodes", "class_components", "plan_components", "plan_network"]
 
@@ -57,75 +58,106 @@ def class_components(cls: Any) -> list[tuple]:
     return linked_parts(tuple(cls.nodes), [m.tables.parents for m in cls])
 
 
+class _Component:
+    """What every secret node of one component shares, computed once per component (a
+    giant component's signature, weights or positions per node would take O(size²)): the
+    representative's sub-class and view, its key, the positions, rep node -> real node, and
+    the sets of an entry whose nearby set is the whole component."""
+
+    def __init__(self, comp: tuple, key: int, sub: Any, view: ClassView, w: tuple,
+                 w_key: int, others: tuple) -> None:
+        self.comp, self.key, self.sub, self.view = comp, key, sub, view
+        self.w, self.w_key = w, w_key
+        self.rep_nodes = tuple(sub.nodes)
+        self.pos = {v: i for i, v in enumerate(comp)}
+        self.to = dict(zip(self.rep_nodes, comp, strict=True))
+        nodes, universe = others
+        self.everyone = OtherNodes(nodes, universe, frozenset(comp))
+
+
 class _Representatives:
-    """One sub-class (and its view) per distinct component of the class, made on demand."""
+    """One sub-class (and its view) per distinct component of the class, made on demand, and
+    one :class:`_Component` per component met."""
 
-    def __init__(self, cls: Any) -> None:
-        self.cls = cls
-        self._made: dict[tuple, tuple[Any, ClassView]] = {}
+    def __init__(self, cls: Any, weight: Counter, ledger: PlanLedger) -> None:
+        self.cls, self.weight, self.ledger = cls, weight, ledger
+        self.others = (tuple(cls.nodes), frozenset(cls.nodes))
+        self._made: dict[tuple, tuple[int, Any, ClassView]] = {}
+        self._weights: dict[tuple, int] = {}
+        self._parts: dict[Any, _Component] = {}
 
-    def of(self, comp: tuple) -> tuple[tuple, Any, ClassView]:
-        """(key, sub-class of the representative, its view) for component ``comp``."""
-        key = tuple(component_signature(m.tables, comp) for m in self.cls)
-        made = self._made.get(key)
-        if made is None:
-            sub = ScenarioClass([BayesianNetworkScenario(tables=sub_tables(m.tables, comp),
-                                                         name=m.name) for m in self.cls])
-            made = self._made[key] = (sub, class_view(sub))
-        return key, *made
+    def of(self, comp: tuple) -> _Component:
+        """The :class:`_Component` of ``comp`` (its shared sets counted once by the ledger)."""
+        part = self._parts.get(comp[0])
+        if part is None:
+            key = tuple(component_signature(m.tables, comp) for m in self.cls)
+            made = self._made.get(key)
+            if made is None:
+                sub = ScenarioClass([BayesianNetworkScenario(
+                    tables=sub_tables(m.tables, comp), name=m.name) for m in self.cls])
+                made = self._made[key] = (len(self._made), sub, class_view(sub))
+            w = tuple(self.weight[v] for v in comp)
+            w_key = self._weights.setdefault(w, len(self._weights))
+            self.ledger.admit_component(comp[0], len(comp))
+            part = self._parts[comp[0]] = _Component(comp, made[0], made[1], made[2], w,
+                                                     w_key, self.others)
+        return part
 
 
-def _rename(entry: PlanEntry, node: Any, to: dict, others: tuple) -> PlanEntry:
-    """The representative's entry for the real component (``to``: rep node -> real node)."""
-    nearby = tuple(to[v] for v in entry.nearby)
-    quilt = tuple(to[v] for v in entry.quilt)
-    nodes, universe = others
+def _rename(entry: PlanEntry, node: Any, part: _Component, ledger: PlanLedger) -> PlanEntry:
+    """The representative's entry for the real component, counted by ``ledger`` before its
+    node sets are built (an entry whose nearby set is the whole component shares them)."""
+    if not entry.quilt and len(entry.nearby) == len(part.comp):
+        ledger.admit(node, 0, 0)
+        return PlanEntry(node=node, quilt=(), nearby=part.comp, remote=part.everyone,
+                         influence=entry.influence, sigma=entry.sigma, trivial=entry.trivial)
+    ledger.admit(node, len(entry.nearby), len(entry.quilt))
+    nearby = tuple(part.to[v] for v in entry.nearby)
+    quilt = tuple(part.to[v] for v in entry.quilt)
+    nodes, universe = part.everyone.nodes, part.everyone.universe
     return PlanEntry(node=node, quilt=quilt, nearby=nearby,
                      remote=OtherNodes(nodes, universe, frozenset(nearby + quilt)),
                      influence=entry.influence, sigma=entry.sigma, trivial=entry.trivial)
 
 
-def _extra(settings: dict, node: Any, comp: tuple, rep_nodes: tuple) -> dict:
+def _extra(settings: dict, node: Any, part: _Component) -> dict:
     """``extra_quilts`` of ``node`` at the representative's nodes (nodes of other
     components are remote under any quilt and are dropped)."""
     given = (settings["extra_quilts"] or {}).get(node, ())
-    pos = {v: i for i, v in enumerate(comp)}
-    mapped = tuple(tuple(sorted(pos[v] for v in q if v in pos)) for q in given)
-    return {rep_nodes[pos[node]]: [[rep_nodes[i] for i in q] for q in mapped if q]}
+    mapped = tuple(tuple(sorted(part.pos[v] for v in q if v in part.pos)) for q in given)
+    return {part.rep_nodes[part.pos[node]]: [[part.rep_nodes[i] for i in q]
+                                            for q in mapped if q]}
 
 
-def _plan_one(framework: Any, node: Any, comp: tuple, reps: _Representatives,
-              weight: Counter, epsilon: float, settings: dict, memo: dict) -> tuple:
-    """(the representative's result, rep node -> real node) for ``node``."""
-    key, sub, view = reps.of(comp)
-    rep_nodes = tuple(sub.nodes)
+def _plan_one(framework: Any, node: Any, part: _Component, epsilon: float, settings: dict,
+              memo: dict) -> tuple:
+    """The representative's result for ``node`` (planned once per key)."""
     pairs = ordered_pairs(framework, node)
-    extra = _extra(settings, node, comp, rep_nodes)
-    w = tuple(weight[v] for v in comp)
-    full = (key, comp.index(node), tuple(pairs), w, repr(extra))
+    extra = _extra(settings, node, part)
+    full = (part.key, part.pos[node], tuple(pairs), part.w_key, repr(extra))
     if full not in memo:
-        rep = rep_nodes[comp.index(node)]
-        rep_weight = Counter({r: c for r, c in zip(rep_nodes, w, strict=True) if c})
-        memo[full] = plan_node_local(sub, view, pairs, rep, rep_weight, epsilon,
+        rep = part.rep_nodes[part.pos[node]]
+        rep_weight = Counter({r: c for r, c in zip(part.rep_nodes, part.w, strict=True) if c})
+        memo[full] = plan_node_local(part.sub, part.view, pairs, rep, rep_weight, epsilon,
                                      {**settings, "extra_quilts": extra})
-    return memo[full], dict(zip(rep_nodes, comp, strict=True))
+    return memo[full]
 
 
 def plan_components(framework: Any, parts: list[tuple], weight: Counter, epsilon: float,
                     settings: dict) -> NetworkPlan:
     """:func:`plan_network` for a class whose skeleton has several components ``parts``."""
-    cls = framework.scenarios
     comp_of = {v: comp for comp in parts for v in comp}
-    reps, memo = _Representatives(cls), dict[tuple, tuple]()
-    others = (tuple(cls.nodes), frozenset(cls.nodes))
+    reps = _Representatives(framework.scenarios, weight, settings["ledger"])
+    memo: dict[tuple, tuple] = {}
     results = []
     steps = settings["progress"]
     steps.plan(len(framework.secret_nodes))
     for node in framework.secret_nodes:
         steps.tick()
-        (entry, counts, was_cut), to = _plan_one(framework, node, comp_of[node], reps, weight,
-                                                 epsilon, settings, memo)
-        results.append((node, (_rename(entry, node, to, others), counts, was_cut)))
+        part = reps.of(comp_of[node])
+        entry, counts, was_cut = _plan_one(framework, node, part, epsilon, settings, memo)
+        results.append((node, (_rename(entry, node, part, settings["ledger"]), counts,
+                               was_cut)))
     return collect_plan(results)
 
 
@@ -142,6 +174,9 @@ def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states
     ``memory_budget`` bounds each table of a candidate's influence computation, and
     ``max_region`` the nodes of its nearby set and of its influence region
     (:mod:`._local_planner`); candidates over either are skipped before any table is built.
+    ``memory_budget`` also bounds the plan itself: each entry's node sets are counted
+    (:class:`~pufferfish_pgm.quilts._plan.PlanLedger`, an upper bound from their sizes)
+    before they are built, and LimitExceededError names the node where the plan would pass it.
     ``progress`` (None, True or a callable ``(done, total)``) counts one step per secret node.
     ``shortcut``: a node's search stops once its σ is at most the largest σ already needed
     by another node (σ_max is the same; the node's σ is then not its optimum, and the
@@ -154,7 +189,9 @@ def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states
     settings: dict[str, Any] = {"max_quilt_states": max_quilt_states, "extra_quilts": extra_quilts,
                 "max_candidates": max_candidates, "memory_budget": memory_budget,
                 "max_region": max_region, "progress": steps,
-                "max_cells": _budget_cells(memory_budget), "shortcut": shortcut}
+                "max_cells": _budget_cells(memory_budget), "shortcut": shortcut,
+                "ledger": PlanLedger(budget=memory_budget, max_region=max_region,
+                                     secret_nodes=len(framework.secret_nodes))}
     weight = network_inputs(framework, query, settings)
     parts = class_components(framework.scenarios)
     if len(parts) > 1:
@@ -162,7 +199,7 @@ def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states
     else:
         plan = plan_connected(framework, weight, epsilon, settings, executor)
     steps.finish()
-    return plan
+    return replace(plan, held_bytes=settings["ledger"].held)
 
 
 def _budget_cells(budget: int | float | str | None) -> int:

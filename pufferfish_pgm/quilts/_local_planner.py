@@ -34,7 +34,7 @@ from ..errors import InvalidParameterError
 from ..inference._engine import connected_parts
 from ._influence import quilt_table_size
 from ._local_influence import LocalView, Ratios, local_ratios, region
-from ._plan import OtherNodes, PlanEntry
+from ._plan import OtherNodes, PlanEntry, PlanLedger
 
 __all__ = ["ClassView", "class_view", "local_candidates", "nearby_set", "plan_node_local"]
 
@@ -269,11 +269,12 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
     trivial = PlanEntry(node=node, quilt=(), nearby=cv.nodes, remote=(), influence=0.0,
                         sigma=total / epsilon, trivial=True)
     counts: Counter = Counter()
+    ledger = settings.get("ledger")
     if not pairs:
-        return trivial, counts, False
+        return _admitted(trivial, ledger), counts, False
     if trivial.sigma <= enough:
         counts["enough"] += 1
-        return trivial, counts, False
+        return _admitted(trivial, ledger), counts, False
     quilts, cut = local_candidates(cv, node, max_region=cap,
                                    max_candidates=settings["max_candidates"], extra=extra)
     inf = _NodeInfluence(cv, node, pairs, {"max_region": cap,
@@ -300,7 +301,7 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
         e = inf.influence(rows) if rows is not None else 0.0
         if e < epsilon:
             best_sigma = min(best_sigma, card / (epsilon - e))
-    return _choose(cv, node, kept, inf, epsilon, trivial), counts, cut
+    return _choose(cv, node, kept, inf, epsilon, trivial, ledger), counts, cut
 
 
 def _by_card(cv: ClassView, node: Hashable, quilts: list, weight: Counter, cap: int,
@@ -352,14 +353,27 @@ def _lower_bounds(cv: ClassView, node: Hashable, weight: Counter, cap: int) -> A
 
 
 def _choose(cv: ClassView, node: Hashable, kept: list, inf: _NodeInfluence, epsilon: float,
-            trivial: PlanEntry) -> PlanEntry:
-    """The best of the evaluated candidates with the final (tightest) prior bounds."""
-    best = trivial
+            trivial: PlanEntry, ledger: PlanLedger | None = None) -> PlanEntry:
+    """The best of the evaluated candidates with the final (tightest) prior bounds; its node
+    sets are built once, after ``ledger`` (the plan's bytes so far) has admitted their size."""
+    best, sigma, influence = None, trivial.sigma, 0.0
     for card, q, nearby, rows in kept:
         e = inf.influence(rows) if rows is not None else 0.0
-        if e < epsilon and card / (epsilon - e) < best.sigma:
-            quilt = tuple(sorted(q, key=cv.views[0].position.__getitem__))
-            best = PlanEntry(node=node, quilt=quilt, nearby=nearby,
-                             remote=OtherNodes(cv.nodes, cv.universe, frozenset(nearby + quilt)),
-                             influence=e, sigma=card / (epsilon - e), trivial=not q)
-    return best
+        if e < epsilon and card / (epsilon - e) < sigma:
+            best, sigma, influence = (q, nearby), card / (epsilon - e), e
+    if best is None:
+        return _admitted(trivial, ledger)
+    q, nearby = best
+    if ledger is not None:
+        ledger.admit(node, len(nearby), len(q))
+    quilt = tuple(sorted(q, key=cv.views[0].position.__getitem__))
+    return PlanEntry(node=node, quilt=quilt, nearby=nearby,
+                     remote=OtherNodes(cv.nodes, cv.universe, frozenset(nearby + quilt)),
+                     influence=influence, sigma=sigma, trivial=not q)
+
+
+def _admitted(trivial: PlanEntry, ledger: PlanLedger | None) -> PlanEntry:
+    """The trivial entry (it shares the class's node tuple), counted by ``ledger``."""
+    if ledger is not None:
+        ledger.admit(trivial.node, 0, 0)
+    return trivial

@@ -41,7 +41,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import networkx as nx  # type: ignore[import-untyped]  # networkx ships no type hints
@@ -51,8 +51,8 @@ from ..errors import InvalidParameterError, LimitExceededError
 from ..scenarios import MarkovChainScenario, MarkovNetworkScenario, as_class
 from ..secrets import NodeSecret, check_possible, possible_secrets
 from ._influence import member_influence, ordered_pairs, quilt_table_size
-from ._local_planner import class_view, plan_node_local
-from ._plan import PlanEntry
+from ._local_planner import ClassView, class_view, plan_node_local
+from ._plan import OtherNodes, PlanEntry, PlanLedger
 
 __all__ = ["NetworkPlan", "candidate_quilts", "class_dags", "d_connected", "d_separated",
            "collect_plan", "network_inputs", "partition", "plan_connected", "trivial_reason"]
@@ -218,6 +218,9 @@ class NetworkPlan:
     computing their influence needs a table above the memory budget; ``cut`` lists nodes
     whose candidate list was cut at ``max_candidates``. ``trivial_reasons`` maps why a node
     kept the trivial quilt (:func:`trivial_reason`) to the number of such nodes.
+    ``held_bytes`` is the planner's upper bound of the bytes the entries hold (their own node
+    sets and those shared per component), checked against the memory budget as they were
+    built.
     """
 
     entries: tuple
@@ -225,6 +228,7 @@ class NetworkPlan:
     cut: tuple
     over_budget: dict = field(default_factory=dict)
     trivial_reasons: dict = field(default_factory=dict)
+    held_bytes: int = 0
 
 
 #: Why a node kept the trivial quilt, by what stopped the better candidates (first that holds).
@@ -302,11 +306,27 @@ def plan_node(cls: Any, pairs: list, node: Any, weight: Counter, epsilon: float,
     return best, skipped, cut
 
 
-def _node_task(task: tuple) -> tuple[PlanEntry, Counter, bool]:
-    """One secret node's plan (one argument, module level: executors run it)."""
+def _node_task(task: tuple) -> tuple:
+    """One secret node's plan (module level: executors run it), sent without the class's
+    node tuples, which a process pool would copy into every entry: (entry with remote ∅,
+    counts, cut, whether nearby is every node, the remote set's kept nodes or None)."""
     framework, node, weight, epsilon, settings, view = task
-    return plan_node_local(framework.scenarios, view, ordered_pairs(framework, node), node,
-                           weight, epsilon, settings)
+    entry, counts, cut = plan_node_local(framework.scenarios, view,
+                                         ordered_pairs(framework, node), node, weight, epsilon,
+                                         settings)
+    everyone = entry.nearby is view.nodes
+    kept = entry.remote.kept if isinstance(entry.remote, OtherNodes) else None
+    return (replace(entry, nearby=() if everyone else entry.nearby, remote=()), counts, cut,
+            everyone, kept)
+
+
+def _received(result: tuple, view: ClassView, ledger: PlanLedger) -> tuple:
+    """A :func:`_node_task` result on this process's node tuples, counted by ``ledger``."""
+    entry, counts, cut, everyone, kept = result
+    ledger.admit(entry.node, 0 if everyone else len(entry.nearby), len(entry.quilt))
+    return replace(entry, nearby=view.nodes if everyone else entry.nearby,
+                   remote=() if kept is None else OtherNodes(view.nodes, view.universe, kept)
+                   ), counts, cut
 
 
 def network_inputs(framework: Any, query: Any, settings: dict) -> Counter:
@@ -315,7 +335,8 @@ def network_inputs(framework: Any, query: Any, settings: dict) -> Counter:
     An impossible secret (joint ones too) is refused first, as compile_secrets would; joint
     secrets are refused (MQM protects single-node secrets). ``settings`` is checked only for
     its keys (``max_quilt_states``, ``extra_quilts``, ``max_candidates``, ``memory_budget``,
-    ``max_region``, ``max_cells``, ``progress``, ``shortcut``).
+    ``max_region``, ``max_cells``, ``progress``, ``shortcut``, ``ledger``: the plan's
+    :class:`~pufferfish_pgm.quilts._plan.PlanLedger` or None).
     """
     check_possible(framework.pairs, possible_secrets(framework))
     if any(not isinstance(s, NodeSecret) for p in framework.pairs for s in (p.first, p.second)):
@@ -324,7 +345,7 @@ def network_inputs(framework: Any, query: Any, settings: dict) -> Counter:
             "secret pair (use the exact or Wasserstein mechanism for joint secrets)")
     assert set(settings) == {"max_quilt_states", "extra_quilts", "max_candidates",
                              "memory_budget", "max_region", "max_cells", "progress",
-                             "shortcut"}
+                             "shortcut", "ledger"}
     return Counter(query.node_list(framework.scenarios))  # a node listed twice counts twice
 
 
@@ -345,8 +366,10 @@ def plan_connected(framework: Any, weight: Counter, epsilon: float, settings: di
     nodes = framework.secret_nodes
     steps.plan(len(nodes))
     if executor is not None:
-        tasks = [(framework, node, weight, epsilon, settings, view) for node in nodes]
-        done = [_ticked(r, steps) for r in run_map(_node_task, tasks, executor)]
+        light = {**settings, "ledger": None}   # the entries are counted here, as they come
+        tasks = [(framework, node, weight, epsilon, light, view) for node in nodes]
+        done = [_ticked(_received(r, view, settings["ledger"]), steps)
+                for r in run_map(_node_task, tasks, executor)]
         return collect_plan(zip(nodes, done, strict=True))
     results: dict = {}
     most = 0.0    # the largest σ a node planned so far needs: enough for the others

@@ -6,15 +6,17 @@ remote sets are ranges (:class:`NodeRanges`).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
 import numpy as np
 
-from .._budget import check_allocation
+from .._budget import check_allocation, memory_budget
 
-__all__ = ["ChainPlan", "NodeRanges", "OtherNodes", "PlanEntry"]
+__all__ = ["ChainPlan", "NodeRanges", "OtherNodes", "PlanEntry", "PlanLedger", "dict_bytes",
+           "entry_bytes", "set_bytes"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -253,3 +255,102 @@ class OtherNodes(Sequence):
 
     def __getitem__(self, k: int | slice) -> Any:
         return list(self)[k]
+
+
+#: Bytes of one entry besides its node sets: the PlanEntry and OtherNodes objects with their
+#: attribute dicts, the two floats, and the planner's (entry, counts, cut) result with its
+#: Counter (879 bytes measured by tracemalloc on CPython 3.11; rounded up).
+ENTRY_BYTES = 1024
+_TUPLE, _SET = sys.getsizeof(()), sys.getsizeof(frozenset())
+
+
+def set_bytes(size: int) -> int:
+    """An upper bound of the bytes of a frozenset of ``size`` elements built from a tuple.
+
+    CPython grows a set's table when it is 3/5 full, to the smallest power of two above four
+    times the elements held (twice past 50,000), so the table never exceeds the smallest
+    power of two above ``4 * size`` slots of 16 bytes; up to 4 elements fit the inline 8.
+
+    Examples
+    --------
+    >>> set_bytes(500) >= sys.getsizeof(frozenset(range(500)))
+    True
+    """
+    slots = 8 if size < 5 else 1 << (4 * size).bit_length()
+    return _SET + (16 * slots if slots > 8 else 0)
+
+
+def dict_bytes(size: int) -> int:
+    """An upper bound of the bytes of a dict of ``size`` items built by insertion: CPython
+    keeps at most the smallest power of two above ``3 * size`` slots (an 8-byte index and
+    2/3 of a 24-byte entry each; 8 slots up to 5 items).
+
+    Examples
+    --------
+    >>> dict_bytes(1000) >= sys.getsizeof(dict.fromkeys(range(1000)))
+    True
+    """
+    slots = 8 if size <= 5 else 1 << (3 * size).bit_length()
+    return 96 + 24 * slots
+
+
+def entry_bytes(nearby: int, quilt: int) -> int:
+    """An upper bound of the bytes one :class:`PlanEntry` holds beyond shared node sets: its
+    nearby and quilt tuples (``nearby``, ``quilt`` nodes) and its remote set's frozenset of
+    both (:class:`OtherNodes`); ``(0, 0)`` for an entry whose sets are all shared.
+
+    Examples
+    --------
+    >>> entry_bytes(0, 0), entry_bytes(3, 2)
+    (1024, 1872)
+    """
+    if not nearby and not quilt:
+        return ENTRY_BYTES
+    return ENTRY_BYTES + 2 * _TUPLE + 8 * (nearby + quilt) + set_bytes(nearby + quilt)
+
+
+class PlanLedger:
+    """The bytes a network plan holds so far, checked against the memory budget before each
+    entry's node sets are built (the plan of n secret nodes grows by up to ``max_region``
+    nearby nodes and a quilt per entry, so its total is what the budget must bound).
+
+    Examples
+    --------
+    >>> ledger = PlanLedger(budget=3000, secret_nodes=3, max_region=500)
+    >>> ledger.admit("a", 2, 1); ledger.held
+    1344
+    >>> ledger.admit("b", 30, 2)
+    Traceback (most recent call last):
+    ...
+    pufferfish_pgm.errors.LimitExceededError: the plan of MQM (node 'b', entry 2 of 3: ...
+    """
+
+    def __init__(self, *, budget: int | float | str | None, secret_nodes: int,
+                 max_region: int) -> None:
+        self.limit = memory_budget(budget)
+        self.secret_nodes, self.max_region = secret_nodes, max_region
+        self.held = 0
+        self.entries = 0
+
+    def admit(self, node: Any, nearby: int, quilt: int) -> None:
+        """Count one entry (``nearby``, ``quilt``: the sizes of its own node sets; 0, 0 when
+        they are shared); raise LimitExceededError first when the plan would pass the budget.
+        """
+        self._add(entry_bytes(nearby, quilt), node, (
+            f"entry {self.entries + 1} of {self.secret_nodes}: its nearby set holds {nearby} "
+            f"nodes and its quilt {quilt}"))
+        self.entries += 1
+
+    def admit_component(self, node: Any, size: int) -> None:
+        """Count the sets shared by the entries of the component of ``size`` nodes holding
+        ``node`` (its node set, positions and renaming: a tuple, a frozenset, two dicts)."""
+        self._add(entry_bytes(size, 0) + 2 * dict_bytes(size) + ENTRY_BYTES, node,
+                  f"the shared sets of its component of {size} nodes")
+
+    def _add(self, size: int, node: Any, part: str) -> None:
+        if self.held + size > self.limit:
+            check_allocation(self.held + size, budget=self.limit, what=(
+                f"the plan of MQM (node {node!r}, {part}; entries keep nearby sets of up to "
+                f"max_region = {self.max_region} nodes, so a smaller max_region or fewer "
+                "secret nodes also shrink it)"))
+        self.held += size
