@@ -17,6 +17,10 @@ bounded by ``max_region`` and the memory budget, not by the network's size:
    Candidates whose elimination needs a table above the memory budget are skipped
    (``"budget"``) before anything is built.
 
+4. *Entry*: the chosen quilt's node sets are built once, after the plan's
+   :class:`~pufferfish_pgm.quilts._plan.PlanLedger` (``settings["ledger"]``) has counted
+   their bytes against the memory budget (the plan holds one entry per secret node).
+
 Candidates are tried by increasing nearby count; σ only decreases as the prior bound
 tightens, so the usual stop (``card / ε >= best σ``) stays exact.
 """
