@@ -70,9 +70,10 @@ def _node_groups(stream: ChainStream, scale: float, only: frozenset | None = Non
                  hold: frozenset = frozenset()) -> Iterator[tuple[int, Group | None, list]]:
     """Per node ``t`` (of ``only``, default all): the Group of its possible pairs (None if
     none), whose ``pairs`` are indices into ``stream.nodes[t]`` (numbers travel between
-    processes cheaply; the caller maps them back), and the ``(index, reason)`` of those
-    skipped. ``shared``, ``hold``: forward rows kept for a later pass, or read from an
-    earlier one (:func:`~pufferfish_pgm.queries._truncated_count_law.stream_node_laws`)."""
+    processes cheaply; the caller maps them back), and of those skipped ``(index, which
+    secret is impossible, whether the other is possible)``. ``shared``, ``hold``: forward
+    rows kept for a later pass, or read from an earlier one
+    (:func:`~pufferfish_pgm.queries._truncated_count_law.stream_node_laws`)."""
     codes = {t: np.array([(a, b) for _, a, b in pairs], dtype=np.int64).reshape(-1, 2)
              for t, pairs in stream.nodes.items() if only is None or t in only}
     wanted = {t: np.unique(ab).tolist() for t, ab in codes.items()}
@@ -85,7 +86,8 @@ def _node_groups(stream: ChainStream, scale: float, only: frozenset | None = Non
         where = np.searchsorted(np.array(wanted[t]), codes[t])       # (pairs, 2) row indices
         zero = ~np.isfinite(totals[where])
         lost = np.flatnonzero(zero.any(axis=1))
-        skipped = list(zip(lost.tolist(), np.argmax(zero[lost], axis=1).tolist(), strict=True))
+        skipped = list(zip(lost.tolist(), np.argmax(zero[lost], axis=1).tolist(),
+                           (~zero[lost].all(axis=1)).tolist(), strict=True))
         keep = np.flatnonzero(~zero.any(axis=1))
         if not keep.size:
             yield t, None, skipped
@@ -146,7 +148,7 @@ def _raise_pass(task: tuple) -> tuple[float, int, float, list | None]:
 
 def _final_pass(task: tuple) -> tuple[tuple, float | None, list]:
     """Every pair of one stream audited at ``scale`` as arrays (node, index into its pairs,
-    ε, output), the ``(node, index, which secret)`` skipped, and the raised scale if some
+    ε, output), the skipped ``(node, *skipped of _node_groups)``, and the raised scale if some
     node failed (then the entries are stale and the pass is repeated above it; the raise
     continues through the stream, so one repeat suffices). ``epsilon`` None: audit only."""
     stream, scale, epsilon, rtol, skip, shared, tick = task
@@ -159,7 +161,7 @@ def _final_pass(task: tuple) -> tuple[tuple, float | None, list]:
     for t, group, lost in _node_groups(stream, scale, only, level, shared):
         if tick is not None:
             tick(1)
-        skipped += [(t, i, k) for i, k in lost]
+        skipped += [(t, i, k, live) for i, k, live in lost]
         if group is None:
             continue
         at = raised or scale
@@ -199,19 +201,24 @@ def _audited(streams: list[ChainStream], scale: float, epsilon: float | None, rt
     return done, (max(higher) if higher else None)
 
 
-def _entries(streams: list[ChainStream], done: list) -> tuple[list[PairAudit], tuple]:
-    """The audit entries and skipped pairs, with the streams' own pair objects."""
-    entries, skipped = [], []
+def _entries(streams: list[ChainStream], done: list) -> tuple[list[PairAudit], tuple, set]:
+    """The audit entries and skipped pairs, with the streams' own pair objects, and the
+    secrets seen possible: both of every audited pair's, and the other secret of a pair
+    skipped for one impossible secret (under another θ it may be the only one possible)."""
+    entries, skipped, seen = [], [], set()
     for stream, ((node, index, eps, output), _, lost) in zip(streams, done, strict=True):
         name = stream.scenario.name
         entries += [PairAudit(pair=stream.nodes[int(t)][int(i)][0], theta=stream.theta,
                               scenario=name, epsilon=float(e), output=float(w))
                     for t, i, e, w in zip(node, index, eps, output, strict=True)]
-        for t, i, k in lost:
+        for t, i, k, live in lost:
             pair = stream.nodes[t][i][0]
             zero = (pair.first, pair.second)[k]
             skipped.append(SkippedPair(pair, stream.theta, f"P({zero}) = 0 under {name!r}"))
-    return entries, tuple(skipped)
+            if live:
+                seen.add((pair.second, pair.first)[k])
+    seen |= {x for e in entries for x in (e.pair.first, e.pair.second)}
+    return entries, tuple(skipped), seen
 
 
 def streamed_audit(framework: Any, streams: list[ChainStream], scale: float, names: list,
@@ -221,8 +228,8 @@ def streamed_audit(framework: Any, streams: list[ChainStream], scale: float, nam
     float rounding both share)."""
     check_stream_sizes(streams)
     done, _ = _audited(streams, scale, None, 0.0, executor)
-    entries, skipped = _entries(streams, done)
-    check_possible(framework.pairs, {x for e in entries for x in (e.pair.first, e.pair.second)})
+    entries, skipped, possible = _entries(streams, done)
+    check_possible(framework.pairs, possible)
     return _report(entries, scale, names, skipped, coverage, discrete)
 
 
@@ -315,8 +322,7 @@ def _final_report(framework: Any, streams: list[ChainStream], skips: list, done:
                   scale: float, names: list, coverage: str) -> AuditReport:
     """The audit report of the last full pass; every secret of the framework must have been
     seen possible (audited, or in a bounded middle)."""
-    entries, skipped = _entries(streams, done)
-    possible = {x for e in entries for x in (e.pair.first, e.pair.second)}
+    entries, skipped, possible = _entries(streams, done)
     for stream, skip in zip(streams, skips, strict=True):
         possible |= {x for t in skip for pair, _, _ in stream.nodes.get(t, ())
                      for x in (pair.first, pair.second)}

@@ -310,3 +310,21 @@ def test_a_long_chain_is_refused_from_its_sizes_before_any_pair_is_built(monkeyp
     with pytest.raises(LimitExceededError, match="forward count rows"):
         pp.ExactLaplaceMechanism(epsilon=1.0).calibrate(fw, pp.Count(0))
     assert not built
+
+
+@pytest.mark.filterwarnings("ignore::pufferfish_pgm.errors.UsefulnessWarning")
+def test_a_secret_possible_under_one_member_only_is_not_called_impossible():
+    # Two members starting in different states: X_0 = 1 is possible only under the second,
+    # X_0 = 2 only under the first, so the pair (X_0 = 1, X_0 = 2) is skipped under each θ.
+    # The streamed report took only audited pairs' secrets as possible and raised
+    # ImpossibleSecretError ("0=1 has probability 0 under every scenario"); the stored path
+    # calibrates (the pairs of node 1 bind).
+    rng = np.random.default_rng(4)
+    members = [pp.MarkovChainScenario(rng.dirichlet(np.ones(3), size=(1, 3)), start, 2,
+                                      name=f"m{j}")
+               for j, start in enumerate(([0.0, 0.0, 1.0], [0.0, 1.0, 0.0]))]
+    fw = pp.Framework(pp.ScenarioClass(members))
+    stored, streamed = _both(fw, pp.Count(0), eps=0.3)
+    assert streamed.scale == pytest.approx(stored.scale, rel=1e-8)
+    zero = {str(s.reason) for s in streamed.evidence.skipped}
+    assert any("0=2" in r for r in zero) and any("0=1" in r for r in zero)
