@@ -155,6 +155,11 @@ class ExactQuiltEvidence(Evidence):
         e.g. candidate quilts blocked by zero transitions, prior terms above ε within the
         window, or no candidate passing; with why the whole-chain laws were not used. Empty
         when no node was.
+    whole_chain : str
+        Chains: ``"stored"`` when every node's empty quilt was evaluated from whole-chain laws
+        held in memory; ``"exact"`` when the exact Laplace calibration ran in their place (a
+        time-varying chain whose whole-chain laws exceed the memory budget: it streams them
+        node by node, and its scale is the one they give); ``""`` when the quilt search ran.
 
     Examples
     --------
@@ -165,8 +170,8 @@ class ExactQuiltEvidence(Evidence):
     >>> fw = Framework(MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], "stationary", 30))
     >>> cal = ExactQuiltMechanism(epsilon=1.0).calibrate(fw, Count(1))
     >>> ev = cal.evidence
-    >>> cal.scale <= ev.mqm_scale, ev.window, ev.skipped_quilts
-    (True, 29, {})
+    >>> cal.scale <= ev.mqm_scale, ev.window, ev.skipped_quilts, ev.whole_chain
+    (True, 29, {}, 'stored')
     """
 
     lipschitz: float
@@ -180,6 +185,7 @@ class ExactQuiltEvidence(Evidence):
     skipped_quilts: Mapping[Hashable, int] = field(default_factory=dict)
     cut_candidates: tuple = ()
     mqm_bound_reasons: Mapping[str, int] = field(default_factory=dict)
+    whole_chain: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -66,6 +66,7 @@ from ..quilts._engine import (
 from ..scenarios import MarkovChainScenario
 from ..secrets import Framework
 from ._exact_quilt_search import Search, Setup
+from ._exact_quilt_streamed import streamed_whole_chain
 from .base import Calibration, Mechanism
 from .baselines import check_inputs
 from .evidence import ExactQuiltEvidence
@@ -164,9 +165,11 @@ class ExactQuiltMechanism(Mechanism):
                                    full_plan=True).calibrate(framework, query)
         steps.tick()
         whole, why = _WholeChain.build(self, framework, query) if lipschitz > 0 else (None, "")
+        found = None if whole is not None else streamed_whole_chain(
+            self.epsilon, self.rtol, self.max_chain_cells, framework, query, why, mqm.scale)
         scale, record = (whole.run(self.epsilon, self.rtol, mqm.scale, steps)
-                         if whole is not None
-                         else self._search(framework, query, mqm, lipschitz, why, steps))
+                         if whole is not None else found
+                         or self._search(framework, query, mqm, lipschitz, why, steps))
         steps.finish()
         return Calibration(mechanism=self.name, epsilon=self.epsilon, scale=float(scale),
                            query=query, framework=framework, evidence=ExactQuiltEvidence(
@@ -275,8 +278,9 @@ class _WholeChain:
             "worst_node": self.worst[1], "worst_quilt": (), "classes": len(secret_nodes),
             "evaluations": steps, "mqm_bound_nodes": len(secret_nodes) if capped else 0,
             "window": self.length - 1, "skipped_quilts": {}, "cut_candidates": (),
-            "mqm_bound_reasons": {"the whole-chain scale came out above MQM's (rounding)":
-                                  len(secret_nodes)} if capped else {}}
+            "whole_chain": "stored", "mqm_bound_reasons": {
+                "the whole-chain scale came out above MQM's (rounding)": len(secret_nodes)}
+            if capped else {}}
 
 
 #: Bytes per whole-chain cell at the peak: the log-mass rows, their noisy densities and the

@@ -188,3 +188,29 @@ def test_the_search_forgets_old_quilts_past_half_the_budget(monkeypatch) -> None
     assert large.calibrate(fw, Count(1)).scale == pytest.approx(scale, rel=1e-9)
     assert max(held) >= length - 2              # every node's quilts stay under 4 GB
     assert most_small < max(held) / 4           # ... and are forgotten under 2 MB
+
+
+@settings(max_examples=25, deadline=None)
+@given(fw=varying_frameworks(), epsilon=st.sampled_from([0.3, 1.0, 3.0]),
+       state=st.integers(0, 2))
+def test_whole_chain_laws_over_the_budget_take_the_exact_calibration(fw, epsilon,
+                                                                     state) -> None:
+    # Whole-chain laws refused for the budget (over max_chain_cells, and each cell made to
+    # cost 1 TB): a time-varying
+    # chain then takes the exact calibration's scale (streamed), never the per-node search,
+    # and the brute-force audit passes; 'any' starts keep the search (exact needs a start).
+    import pufferfish_pgm.mechanisms.exact_quilt as eq
+
+    query = Count(state % fw.scenarios.members[0].k)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(eq, "WHOLE_CHAIN_BYTES", 10**12)
+        cal = pp.ExactQuiltMechanism(epsilon=epsilon, max_chain_cells=1).calibrate(fw, query)
+    if any(m.initial_is_any for m in fw.scenarios):
+        assert cal.evidence.whole_chain == ""
+        return
+    exact = pp.ExactLaplaceMechanism(epsilon=epsilon).calibrate(fw, query).scale
+    assert cal.evidence.whole_chain == "exact"
+    assert cal.scale == pytest.approx(min(exact, cal.evidence.mqm_scale), rel=1e-9, abs=1e-12)
+    if cal.scale > 0:
+        assert realised_epsilon(fw, query, cal.scale) <= epsilon * (1 + SLACK)
+    assert cal.evidence.classes == len(fw.secret_nodes)
