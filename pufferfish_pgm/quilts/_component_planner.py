@@ -130,8 +130,9 @@ def _extra(settings: dict, node: Any, part: _Component) -> dict:
 
 
 def _plan_one(framework: Any, node: Any, part: _Component, epsilon: float, settings: dict,
-              memo: dict) -> tuple:
-    """The representative's result for ``node`` (planned once per key)."""
+              memo: dict, enough: float) -> tuple:
+    """The representative's result for ``node`` (planned once per key; a result stopped at
+    ``enough`` stays valid for later nodes, whose ``enough`` is at least as large)."""
     pairs = ordered_pairs(framework, node)
     extra = _extra(settings, node, part)
     full = (part.key, part.pos[node], tuple(pairs), part.w_key, repr(extra))
@@ -139,26 +140,42 @@ def _plan_one(framework: Any, node: Any, part: _Component, epsilon: float, setti
         rep = part.rep_nodes[part.pos[node]]
         rep_weight = Counter({r: c for r, c in zip(part.rep_nodes, part.w, strict=True) if c})
         memo[full] = plan_node_local(part.sub, part.view, pairs, rep, rep_weight, epsilon,
-                                     {**settings, "extra_quilts": extra})
+                                     {**settings, "extra_quilts": extra}, enough=enough)
     return memo[full]
+
+
+def _order(nodes: tuple, comp_of: dict, reps: _Representatives, shortcut: bool) -> list:
+    """The secret nodes in planning order: by decreasing degree with ``shortcut`` (the hubs'
+    σ first, so the others stop early, as :func:`plan_connected` does)."""
+    if not shortcut:
+        return list(nodes)
+
+    def degree(v: Any) -> int:
+        part = reps.of(comp_of[v])
+        return len(part.view.skeleton[part.rep_nodes[part.pos[v]]])
+
+    return sorted(nodes, key=lambda v: -degree(v))
 
 
 def plan_components(framework: Any, parts: list[tuple], weight: Counter, epsilon: float,
                     settings: dict) -> NetworkPlan:
-    """:func:`plan_network` for a class whose skeleton has several components ``parts``."""
+    """:func:`plan_network` for a class whose skeleton has several components ``parts``
+    (with ``settings["shortcut"]``, a node's search stops once its σ is at most the largest
+    σ of the nodes planned before it)."""
     comp_of = {v: comp for comp in parts for v in comp}
     reps = _Representatives(framework.scenarios, weight, settings["ledger"])
     memo: dict[tuple, tuple] = {}
-    results = []
+    results, most = {}, 0.0
     steps = settings["progress"]
     steps.plan(len(framework.secret_nodes))
-    for node in framework.secret_nodes:
+    for node in _order(framework.secret_nodes, comp_of, reps, settings["shortcut"]):
         steps.tick()
         part = reps.of(comp_of[node])
-        entry, counts, was_cut = _plan_one(framework, node, part, epsilon, settings, memo)
-        results.append((node, (_rename(entry, node, part, settings["ledger"]), counts,
-                               was_cut)))
-    return collect_plan(results)
+        entry, counts, was_cut = _plan_one(framework, node, part, epsilon, settings, memo,
+                                           most)
+        results[node] = (_rename(entry, node, part, settings["ledger"]), counts, was_cut)
+        most = max(most, entry.sigma) if settings["shortcut"] else most
+    return collect_plan((node, results[node]) for node in framework.secret_nodes)
 
 
 def plan_network(framework: Any, query: Any, epsilon: float, *, max_quilt_states: int = 10**6,

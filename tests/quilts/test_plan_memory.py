@@ -134,3 +134,17 @@ def test_the_size_bounds_are_upper_bounds(size: int) -> None:
     quilt, nearby = nodes[:half], nodes[half:]
     sets = sys.getsizeof(quilt) + sys.getsizeof(nearby) + sys.getsizeof(frozenset(nodes))
     assert sets <= entry_bytes(len(nearby), len(quilt)) - ENTRY_BYTES
+
+
+def test_components_stop_a_node_once_sigma_max_is_decided() -> None:
+    # the component planner plans hubs first and stops the others at the σ already needed,
+    # as the connected planner does (before, every node of a giant component was searched
+    # in full: 2,001 people 15.7 CPU s, 10,001 over 6 minutes); the scale is the same
+    fw = _giant(150)
+    fast = pp.MarkovQuiltMechanism(epsilon=1.0, max_region=20).calibrate(fw, pp.Count("infected"))
+    full = pp.MarkovQuiltMechanism(epsilon=1.0, max_region=20, full_plan=True).calibrate(
+        fw, pp.Count("infected"))
+    assert fast.scale == full.scale
+    enough = "sigma_max: another node already needs the trivial quilt's sigma; not searched"
+    assert fast.evidence.trivial_reasons.get(enough, 0) >= 140
+    assert enough not in full.evidence.trivial_reasons
