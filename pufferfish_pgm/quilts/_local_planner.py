@@ -265,10 +265,7 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
     another node already needs: σ_max, hence the scale, is the same, and the node's σ is
     still valid (an upper bound of its optimum)."""
     cap = settings["max_region"]
-    given = settings["extra_quilts"].get(node, ()) if settings["extra_quilts"] else ()
-    extra = [frozenset(cls.members[0].check_node(v) for v in q) for q in given]
-    if any(node in q for q in extra):
-        raise InvalidParameterError(f"a candidate quilt of node {node!r} contains the node")
+    extra = _extra_quilts(cls, settings, node)
     total = sum(weight.values())
     trivial = PlanEntry(node=node, quilt=(), nearby=cv.nodes, remote=(), influence=0.0,
                         sigma=total / epsilon, trivial=True)
@@ -285,9 +282,28 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
                                            "max_cells": settings["max_cells"]})
     if cv.own_region(node) <= cap:
         inf.ratios(frozenset())   # the exact prior term: X_i's own region fits
+    ranked = _by_card(cv, node, quilts, weight, cap, counts, inf.memos)
+    kept = _evaluated(cls, cv, ranked, inf, counts, epsilon, settings, trivial.sigma, enough)
+    return _choose(cv, node, kept, inf, epsilon, trivial, ledger), counts, cut
+
+
+def _extra_quilts(cls: Any, settings: dict, node: Hashable) -> list[frozenset]:
+    """The user's extra candidate quilts of ``node`` (``extra_quilts=``), checked."""
+    given = settings["extra_quilts"].get(node, ()) if settings["extra_quilts"] else ()
+    extra = [frozenset(cls.members[0].check_node(v) for v in q) for q in given]
+    if any(node in q for q in extra):
+        raise InvalidParameterError(f"a candidate quilt of node {node!r} contains the node")
+    return extra
+
+
+def _evaluated(cls: Any, cv: ClassView, ranked: Iterator, inf: _NodeInfluence,
+               counts: Counter, epsilon: float, settings: dict, best_sigma: float,
+               enough: float) -> list[tuple]:
+    """The candidates evaluated, ``(card, quilt, nearby, rows)``, by increasing nearby
+    count until none can beat the best σ so far (or it is at most ``enough``); skips
+    counted by reason."""
     kept = []
-    best_sigma = trivial.sigma
-    for card, q, nearby in _by_card(cv, node, quilts, weight, cap, counts, inf.memos):
+    for card, q, nearby in ranked:
         if card / epsilon >= best_sigma:
             break
         if best_sigma <= enough:
@@ -305,7 +321,7 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
         e = inf.influence(rows) if rows is not None else 0.0
         if e < epsilon:
             best_sigma = min(best_sigma, card / (epsilon - e))
-    return _choose(cv, node, kept, inf, epsilon, trivial, ledger), counts, cut
+    return kept
 
 
 def _by_card(cv: ClassView, node: Hashable, quilts: list, weight: Counter, cap: int,
