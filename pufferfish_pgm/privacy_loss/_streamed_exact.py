@@ -46,13 +46,7 @@ from ..queries._engine import LOG_DELTA, loss_error_bound, stream_node_laws
 from ..secrets import SkippedPair, check_possible
 from ._audit_report import AuditReport, PairAudit
 from ._bisection import SLACK, _bisect
-from ._chain_streams import (
-    STREAM_CELLS,
-    ChainStream,
-    chain_streams,
-    check_stream_sizes,
-    cut_level,
-)
+from ._chain_streams import STREAM_CELLS, ChainStream, chain_streams, check_stream_sizes, cut_level
 from ._mgf_bracket import failing_scale, node_limit_losses
 from ._middle_nodes import MiddlePlan, held_bytes, middle_note, middle_plan
 from ._node_tally import Tally
