@@ -90,6 +90,11 @@ class QuiltEvidence(Evidence):
         MQMApprox: the class's smallest stationary probability π_min (None for MQM).
     eigengap : float or None
         MQMApprox: the class's smallest eigengap g (None for MQM).
+    bounded_influences : int
+        Networks: secret nodes whose chosen quilt's max-influence is a proven upper bound
+        rather than the exact e_Θ (the node's own region exceeded ``max_region``, so the
+        prior term is bounded over the quilt's region, ``docs/undirected.md``): their σ is
+        valid, possibly above the best that quilt allows; 0 for chains.
 
     Examples
     --------
@@ -115,6 +120,7 @@ class QuiltEvidence(Evidence):
     pi_min: float | None = None
     eigengap: float | None = None
     trivial_reasons: Mapping[str, int] = field(default_factory=dict)
+    bounded_influences: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)

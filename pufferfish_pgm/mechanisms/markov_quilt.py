@@ -159,7 +159,8 @@ class MarkovQuiltMechanism(Mechanism):
         return _calibration(self, framework, query, entries, QuiltEvidence(
             lipschitz=lipschitz, planner="network", skipped_quilts=result.skipped,
             over_budget_quilts=result.over_budget, cut_candidates=result.cut,
-            trivial_reasons=result.trivial_reasons, **_worst(entries, sigmas, trivial)))
+            trivial_reasons=result.trivial_reasons, bounded_influences=result.bounded,
+            **_worst(entries, sigmas, trivial)))
 
 
 def _chain_fields(plan: ChainPlan) -> dict:

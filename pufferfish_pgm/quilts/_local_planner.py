@@ -259,7 +259,9 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
                     epsilon: float, settings: dict,
                     enough: float = 0.0) -> tuple[PlanEntry, Counter, bool]:
     """The best quilt of ``node`` by the local search, the candidates skipped by reason
-    (``"size"``, ``"budget"``, ``"region"``) or evaluated, and whether the list was cut.
+    (``"size"``, ``"budget"``, ``"region"``) or evaluated (and ``"bounded"`` when the chosen
+    quilt's influence is a proven upper bound, not the exact value), and whether the list
+    was cut.
 
     ``enough``: the search stops (``"enough"``) as soon as σ is at most this, the largest σ
     another node already needs: σ_max, hence the scale, is the same, and the node's σ is
@@ -284,7 +286,10 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
         inf.ratios(frozenset())   # the exact prior term: X_i's own region fits
     ranked = _by_card(cv, node, quilts, weight, cap, counts, inf.memos)
     kept = _evaluated(cls, cv, ranked, inf, counts, epsilon, settings, trivial.sigma, enough)
-    return _choose(cv, node, kept, inf, epsilon, trivial, ledger), counts, cut
+    entry = _choose(cv, node, kept, inf, epsilon, trivial, ledger)
+    if not entry.trivial and not all(inf.exact):
+        counts["bounded"] += 1    # the prior term over the quilt's region: an upper bound
+    return entry, counts, cut
 
 
 def _extra_quilts(cls: Any, settings: dict, node: Hashable) -> list[frozenset]:

@@ -220,7 +220,8 @@ class NetworkPlan:
     kept the trivial quilt (:func:`trivial_reason`) to the number of such nodes.
     ``held_bytes`` is the planner's upper bound of the bytes the entries hold (their own node
     sets and those shared per component), checked against the memory budget as they were
-    built.
+    built. ``bounded`` counts the nodes whose quilt's influence is a proven upper bound (the
+    local search's prior term over the quilt's region), not the exact value.
     """
 
     entries: tuple
@@ -229,6 +230,7 @@ class NetworkPlan:
     over_budget: dict = field(default_factory=dict)
     trivial_reasons: dict = field(default_factory=dict)
     held_bytes: int = 0
+    bounded: int = 0
 
 
 #: Why a node kept the trivial quilt, by what stopped the better candidates (first that holds).
@@ -391,8 +393,10 @@ def collect_plan(results: Iterable[tuple[Any, tuple[PlanEntry, Counter, bool]]])
     """A :class:`NetworkPlan` from ``(node, (entry, skip counts, was cut))`` per secret node."""
     entries, skipped, over, cut = [], {}, {}, []
     reasons: Counter = Counter()
+    bounded = 0
     for node, (entry, counts, was_cut) in results:
         entries.append(entry)
+        bounded += counts["bounded"]
         if counts["size"]:
             skipped[node] = counts["size"]
         if counts["budget"]:
@@ -402,4 +406,4 @@ def collect_plan(results: Iterable[tuple[Any, tuple[PlanEntry, Counter, bool]]])
         reasons[trivial_reason(entry, counts)] += 1
     reasons.pop(None, None)
     return NetworkPlan(entries=tuple(entries), skipped=skipped, cut=tuple(cut),
-                       over_budget=over, trivial_reasons=dict(reasons))
+                       over_budget=over, trivial_reasons=dict(reasons), bounded=bounded)

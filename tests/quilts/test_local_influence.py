@@ -221,3 +221,21 @@ def test_a_hub_with_many_branches_is_listed_as_cut():
     assert cal.evidence.cut_candidates == (0,)
     assert lp.MAX_BRANCHES < 6
     assert realised_epsilon(fw, pp.Count("infected"), cal.scale) <= 1.0 + 1e-9
+
+
+def test_evidence_counts_the_nodes_whose_influence_is_a_bound() -> None:
+    # A chain of 12 as a network: node i's own region is its ancestors 0..i, so past
+    # max_region = 6 the prior term is bounded over the quilt's region (Lemma 2): those
+    # nodes' influences are upper bounds (measured: 4 nodes at ε = 4). With max_region = 500
+    # every prior term is exact. Each node's σ is at least its σ with exact terms, and the
+    # realised ε (brute force over 2^12 sequences) stays within ε.
+    bn = pp.MarkovChainScenario([[0.9, 0.1], [0.2, 0.8]], [0.5, 0.5], 12).to_bayesian_network()
+    fw = Framework(bn)
+    tight = pp.MarkovQuiltMechanism(epsilon=4.0, max_region=6, full_plan=True)
+    loose = pp.MarkovQuiltMechanism(epsilon=4.0, max_region=500, full_plan=True)
+    small, large = tight.calibrate(fw, pp.Count(1)), loose.calibrate(fw, pp.Count(1))
+    assert small.evidence.bounded_influences >= 1
+    assert large.evidence.bounded_influences == 0
+    exact = {e.node: e.sigma for e in large.plan}
+    assert all(e.sigma >= exact[e.node] * (1 - 1e-12) for e in small.plan)
+    assert realised_epsilon(fw, pp.Count(1), small.scale) <= 4.0 * (1 + 1e-9)
