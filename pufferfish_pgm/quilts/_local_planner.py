@@ -256,12 +256,11 @@ class _NodeInfluence:
 
 
 def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Counter,
-                    epsilon: float, settings: dict,
-                    enough: float = 0.0) -> tuple[PlanEntry, Counter, bool]:
+                    epsilon: float, settings: dict, enough: float = 0.0
+                    ) -> tuple[PlanEntry, Counter, bool]:
     """The best quilt of ``node`` by the local search, the candidates skipped by reason
-    (``"size"``, ``"budget"``, ``"region"``) or evaluated (and ``"bounded"`` when the chosen
-    quilt's influence is a proven upper bound, not the exact value), and whether the list
-    was cut.
+    (``"size"``, ``"budget"``, ``"region"``) or evaluated (``"bounded"``: the chosen quilt's
+    influence is a proven upper bound, not the exact value), and whether the list was cut.
 
     ``enough``: the search stops (``"enough"``) as soon as σ is at most this, the largest σ
     another node already needs: σ_max, hence the scale, is the same, and the node's σ is
@@ -280,8 +279,7 @@ def plan_node_local(cls: Any, cv: ClassView, pairs: list, node: Any, weight: Cou
         return _admitted(trivial, ledger), counts, False
     quilts, cut = local_candidates(cv, node, max_region=cap,
                                    max_candidates=settings["max_candidates"], extra=extra)
-    inf = _NodeInfluence(cv, node, pairs, {"max_region": cap,
-                                           "max_cells": settings["max_cells"]})
+    inf = _NodeInfluence(cv, node, pairs, {"max_region": cap, "max_cells": settings["max_cells"]})
     if cv.own_region(node) <= cap:
         inf.ratios(frozenset())   # the exact prior term: X_i's own region fits
     ranked = _by_card(cv, node, quilts, weight, cap, counts, inf.memos)
@@ -301,12 +299,10 @@ def _extra_quilts(cls: Any, settings: dict, node: Hashable) -> list[frozenset]:
     return extra
 
 
-def _evaluated(cls: Any, cv: ClassView, ranked: Iterator, inf: _NodeInfluence,
-               counts: Counter, epsilon: float, settings: dict, best_sigma: float,
-               enough: float) -> list[tuple]:
-    """The candidates evaluated, ``(card, quilt, nearby, rows)``, by increasing nearby
-    count until none can beat the best σ so far (or it is at most ``enough``); skips
-    counted by reason."""
+def _evaluated(cls: Any, cv: ClassView, ranked: Iterator, inf: _NodeInfluence, counts: Counter,
+               epsilon: float, settings: dict, best_sigma: float, enough: float) -> list[tuple]:
+    """The candidates evaluated, ``(card, quilt, nearby, rows)``, by increasing nearby count
+    until none can beat the best σ so far (or it is at most ``enough``); skips counted."""
     kept = []
     for card, q, nearby in ranked:
         if card / epsilon >= best_sigma:
