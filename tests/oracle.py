@@ -59,6 +59,9 @@ from pufferfish_pgm.scenarios import BayesianNetworkScenario, MarkovChainScenari
 from pufferfish_pgm.scenarios._network_tables import NetworkTables
 from pufferfish_pgm.secrets import Framework
 
+#: Most assignments a brute-force enumeration may build (2^24: about 3 GB at 24 nodes).
+MAX_ASSIGNMENTS = 2**24
+
 WeightFn = Callable[[object, object], float]
 
 __all__ = [
@@ -123,6 +126,9 @@ def enumerate_joint(scenario) -> tuple[np.ndarray, np.ndarray]:
     """
     nodes = list(scenario.nodes)
     sizes = [len(scenario.states_of(v)) for v in nodes]
+    if math.prod(sizes) > MAX_ASSIGNMENTS:     # a clear failure, not the OOM killer
+        raise ValueError(f"brute force over {math.prod(sizes):,} assignments of "
+                         f"{len(nodes)} nodes: more than {MAX_ASSIGNMENTS:,}; use a smaller model")
     xs = np.array(list(itertools.product(*[range(s) for s in sizes])), dtype=int)
     if isinstance(scenario, MarkovChainScenario):
         if scenario.initial_is_any:
